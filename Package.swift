@@ -1,0 +1,57 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "Latchkey",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "latchkey", targets: ["latchkey"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+    ],
+    targets: [
+        // C modules: Linux headers Swift cannot see, libcurl, and fixed-arity wrappers for
+        // the C variadics and macros Swift cannot call.
+        .target(name: "CLinux"),
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .target(name: "CCurlShims", dependencies: ["CCurl"]),
+
+        // Pure HTTP/1.1 codec: bytes in, events out. No sockets, no clocks.
+        .target(name: "LatchkeyHTTP"),
+        // One epoll event loop per thread: fds, timers, cross-thread wake-ups.
+        .target(name: "LatchkeyLoop", dependencies: ["CLinux"]),
+        // Listeners and client connections on the loop.
+        .target(name: "LatchkeyServer", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "CLinux"]),
+        // libcurl multi driven by the loop's epoll.
+        .target(name: "LatchkeyUpstream", dependencies: ["LatchkeyLoop", "CCurlShims"]),
+        // Configuration, routes, credentials, the proxy pipeline: the wiring.
+        .target(
+            name: "Latchkey",
+            dependencies: [
+                "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyServer", "LatchkeyUpstream",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        .executableTarget(
+            name: "latchkey",
+            dependencies: [
+                "Latchkey",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        .testTarget(name: "LatchkeyHTTPTests", dependencies: ["LatchkeyHTTP"]),
+        .testTarget(name: "LatchkeyLoopTests", dependencies: ["LatchkeyLoop"]),
+        .testTarget(name: "LatchkeyTests", dependencies: ["Latchkey"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

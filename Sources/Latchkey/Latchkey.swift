@@ -1,0 +1,1 @@
+// The wiring lives here.

@@ -1,0 +1,1 @@
+// The HTTP/1.1 codec lives here.

@@ -1,0 +1,201 @@
+import CLinux
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One epoll instance, its timers and its deferred work, confined to the thread that runs
+/// it. Everything that touches a loop's connections, curl handles or timers runs here;
+/// other threads reach it only through its `EventLoopHandle`.
+public final class EventLoop {
+    private let epollFD: Int32
+    private var slots: [Slot] = []
+    private var freeSlots: [UInt32] = []
+    private var timers = TimerHeap()
+    private var deferred: [() -> Void] = []
+    private var running = false
+    /// The loop's notion of "now", refreshed once per wake-up so that per-request code
+    /// does not read the clock again and again.
+    public private(set) var now = LoopInstant.now()
+    public let handle: EventLoopHandle
+    /// The loop's position among its siblings, for logs and per-loop state.
+    public let index: Int
+
+    private struct Slot {
+        var fd: Int32 = -1
+        var generation: UInt32 = 0
+        var handler: IOHandler?
+    }
+
+    public init(index: Int = 0) throws(SystemError) {
+        self.index = index
+        epollFD = try systemCall("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
+        let wakeFD: Int32
+        do {
+            wakeFD = try systemCall("eventfd") { eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) }
+        } catch {
+            close(epollFD)
+            throw error
+        }
+        handle = EventLoopHandle(wakeFD: wakeFD)
+        _ = try register(fd: wakeFD, events: .readable, handler: WakeHandler(loop: self))
+    }
+
+    deinit {
+        close(epollFD)
+    }
+
+    // MARK: fds
+
+    /// epoll_ctl(EPOLL_CTL_ADD). The loop keeps `handler` until `unregister`.
+    public func register(fd: Int32, events: IOEvents, handler: IOHandler) throws(SystemError) -> IORegistration {
+        let slot: UInt32
+        if let free = freeSlots.popLast() {
+            slot = free
+        } else {
+            slot = UInt32(slots.count)
+            slots.append(Slot())
+        }
+        slots[Int(slot)].generation &+= 1
+        slots[Int(slot)].fd = fd
+        slots[Int(slot)].handler = handler
+        let registration = IORegistration(slot: slot, generation: slots[Int(slot)].generation)
+        var event = epoll_event()
+        event.events = events.epollMask
+        event.data.u64 = registration.token
+        do {
+            _ = try systemCall("epoll_ctl(ADD)") { epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) }
+        } catch {
+            release(slot)
+            throw error
+        }
+        return registration
+    }
+
+    /// epoll_ctl(EPOLL_CTL_MOD).
+    public func modify(_ registration: IORegistration, events: IOEvents) throws(SystemError) {
+        guard let fd = liveFD(registration) else { return }
+        var event = epoll_event()
+        event.events = events.epollMask
+        event.data.u64 = registration.token
+        _ = try systemCall("epoll_ctl(MOD)") { epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event) }
+    }
+
+    /// epoll_ctl(EPOLL_CTL_DEL), then forgets the handler. Call before closing the fd. An
+    /// fd that curl already closed is not an error: the kernel dropped it for us.
+    public func unregister(_ registration: IORegistration) {
+        guard let fd = liveFD(registration) else { return }
+        _ = try? systemCall("epoll_ctl(DEL)") { epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil) }
+        release(registration.slot)
+    }
+
+    private func liveFD(_ registration: IORegistration) -> Int32? {
+        let index = Int(registration.slot)
+        guard index < slots.count, slots[index].generation == registration.generation,
+              slots[index].handler != nil else { return nil }
+        return slots[index].fd
+    }
+
+    private func release(_ slot: UInt32) {
+        slots[Int(slot)].handler = nil
+        slots[Int(slot)].fd = -1
+        freeSlots.append(slot)
+    }
+
+    // MARK: timers and deferred work
+
+    public func arm(_ timer: LoopTimer, after delay: Duration) {
+        timers.arm(timer, at: now.advanced(by: delay))
+    }
+
+    public func arm(_ timer: LoopTimer, at deadline: LoopInstant) {
+        timers.arm(timer, at: deadline)
+    }
+
+    public func disarm(_ timer: LoopTimer) {
+        timers.disarm(timer)
+    }
+
+    /// Runs `work` on this loop after the current batch of events, outside any callback
+    /// that is on the stack now (libcurl forbids re-entering the multi from its callbacks).
+    public func runAfterEvents(_ work: @escaping () -> Void) {
+        deferred.append(work)
+    }
+
+    // MARK: running
+
+    /// Runs until `stop()`; returns on the loop's own thread.
+    public func run() {
+        running = true
+        let capacity = 256
+        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
+        defer { events.deallocate() }
+        while running {
+            runDeferred()
+            let count = epoll_wait(epollFD, events, Int32(capacity), waitTimeoutMilliseconds())
+            now = LoopInstant.now()
+            if count > 0 {
+                for i in 0..<Int(count) {
+                    dispatch(events[i])
+                }
+            }
+            // count == -1 is EINTR here (signals go to signalfd); treat it as no events.
+            runDeferred()
+            runExpiredTimers()
+        }
+        runDeferred()
+    }
+
+    /// Ends `run()` after the current iteration. Call on the loop (via the handle from
+    /// elsewhere).
+    public func stop() {
+        running = false
+    }
+
+    private func dispatch(_ event: epoll_event) {
+        let token = event.data.u64
+        let slot = Int(token & 0xFFFF_FFFF)
+        let generation = UInt32(token >> 32)
+        guard slot < slots.count, slots[slot].generation == generation,
+              let handler = slots[slot].handler else { return }
+        handler.handleIO(IOEvents(epollMask: event.events))
+    }
+
+    private func runDeferred() {
+        while !deferred.isEmpty {
+            let batch = deferred
+            deferred.removeAll(keepingCapacity: true)
+            for work in batch { work() }
+        }
+    }
+
+    private func runExpiredTimers() {
+        while let timer = timers.popExpired(now: now) {
+            timer.action()
+        }
+    }
+
+    private func waitTimeoutMilliseconds() -> Int32 {
+        guard let earliest = timers.earliest else { return -1 }
+        let current = LoopInstant.now()
+        guard earliest.deadline > current else { return 0 }
+        // Round up so that the timer has expired when epoll_wait returns.
+        let ms = (earliest.deadline.nanoseconds - current.nanoseconds + 999_999) / 1_000_000
+        return Int32(min(ms, UInt64(Int32.max)))
+    }
+
+    fileprivate func drainCrossThreadWork() {
+        for work in handle.takeWork() { work(self) }
+    }
+}
+
+/// Reads the eventfd that other threads write to wake the loop, then runs their work.
+private final class WakeHandler: IOHandler {
+    unowned let loop: EventLoop
+    init(loop: EventLoop) { self.loop = loop }
+
+    func handleIO(_ events: IOEvents) {
+        var value: UInt64 = 0
+        _ = read(loop.handle.wakeFD, &value, 8)
+        loop.drainCrossThreadWork()
+    }
+}

@@ -1,0 +1,56 @@
+import CLinux
+import Foundation
+import Synchronization
+
+/// Starts an `EventLoop` on a thread of its own. The loop is created on that thread and
+/// never leaves it; `setUp` runs there first to create the loop's per-thread state
+/// (listeners, curl multi), then the loop runs until stopped.
+public final class EventLoopThread: Sendable {
+    public let handle: EventLoopHandle
+    public let index: Int
+    private let running = DispatchGroup()
+
+    /// Blocks the caller until the loop exists and `setUp` has returned; rethrows what
+    /// `setUp` or the loop's creation threw.
+    public init(
+        index: Int,
+        pinnedToCPU cpu: Int? = nil,
+        setUp: @escaping @Sendable (EventLoop) throws -> Void
+    ) throws {
+        let ready = DispatchSemaphore(value: 0)
+        let outcome = StartOutcome()
+        let running = self.running
+        running.enter()
+        let thread = Thread {
+            defer { running.leave() }
+            if let cpu { _ = lk_pin_current_thread(Int32(cpu)) }
+            let loop: EventLoop
+            do {
+                loop = try EventLoop(index: index)
+                try setUp(loop)
+            } catch {
+                outcome.result.withLock { $0 = .failure(error) }
+                ready.signal()
+                return
+            }
+            outcome.result.withLock { $0 = .success(loop.handle) }
+            ready.signal()
+            loop.run()
+        }
+        thread.name = "latchkey-loop-\(index)"
+        thread.start()
+        ready.wait()
+        self.index = index
+        self.handle = try outcome.result.withLock { try $0!.get() }
+    }
+
+    /// Waits until the loop has returned from `run()`.
+    public func join() {
+        running.wait()
+    }
+}
+
+/// What the loop thread reports back to the thread that started it.
+private final class StartOutcome: Sendable {
+    let result = Mutex<Result<EventLoopHandle, any Error>?>(nil)
+}

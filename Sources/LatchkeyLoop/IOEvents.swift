@@ -1,0 +1,43 @@
+import CLinux
+
+/// Readiness interest and results for a registered fd, mapped to epoll's bits once here.
+public struct IOEvents: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    public static let readable = IOEvents(rawValue: 1 << 0)
+    public static let writable = IOEvents(rawValue: 1 << 1)
+    /// Peer closed or the fd failed; always reported, never requested.
+    public static let hangup = IOEvents(rawValue: 1 << 2)
+    public static let error = IOEvents(rawValue: 1 << 3)
+
+    var epollMask: UInt32 {
+        var mask: UInt32 = 0
+        if contains(.readable) { mask |= EPOLLIN.rawValue | EPOLLRDHUP.rawValue }
+        if contains(.writable) { mask |= EPOLLOUT.rawValue }
+        return mask
+    }
+
+    init(epollMask mask: UInt32) {
+        var events: IOEvents = []
+        if mask & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0 { events.insert(.readable) }
+        if mask & EPOLLOUT.rawValue != 0 { events.insert(.writable) }
+        if mask & (EPOLLHUP.rawValue | EPOLLRDHUP.rawValue) != 0 { events.insert(.hangup) }
+        if mask & EPOLLERR.rawValue != 0 { events.insert(.error) }
+        self = events
+    }
+}
+
+/// Something on a loop that wants to hear when its fd is ready. Called on the loop only.
+public protocol IOHandler: AnyObject {
+    func handleIO(_ events: IOEvents)
+}
+
+/// A registered fd. `generation` makes a stale event for a closed and reused fd (curl
+/// opens and closes sockets behind our back) recognisable and droppable.
+public struct IORegistration: Hashable, Sendable {
+    let slot: UInt32
+    let generation: UInt32
+
+    var token: UInt64 { UInt64(generation) << 32 | UInt64(slot) }
+}

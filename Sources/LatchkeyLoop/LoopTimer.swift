@@ -1,0 +1,86 @@
+/// A re-armable one-shot timer owned by its creator and run by one loop. Arming an armed
+/// timer moves it: a connection re-arms one timer per request instead of allocating.
+public final class LoopTimer {
+    let action: () -> Void
+    var deadline = LoopInstant(nanoseconds: 0)
+    /// Position in the loop's heap, or -1 when not armed.
+    var heapIndex = -1
+
+    public init(_ action: @escaping () -> Void) {
+        self.action = action
+    }
+
+    public var isArmed: Bool { heapIndex >= 0 }
+}
+
+/// A binary min-heap of timers by deadline, with each timer knowing its index so that
+/// disarming and re-arming are O(log n) and leave nothing stale behind.
+struct TimerHeap {
+    private(set) var timers: [LoopTimer] = []
+
+    var earliest: LoopTimer? { timers.first }
+
+    mutating func arm(_ timer: LoopTimer, at deadline: LoopInstant) {
+        timer.deadline = deadline
+        if timer.heapIndex >= 0 {
+            siftUp(timer.heapIndex)
+            siftDown(timer.heapIndex)
+        } else {
+            timer.heapIndex = timers.count
+            timers.append(timer)
+            siftUp(timer.heapIndex)
+        }
+    }
+
+    mutating func disarm(_ timer: LoopTimer) {
+        let index = timer.heapIndex
+        guard index >= 0 else { return }
+        let last = timers.count - 1
+        if index != last {
+            swapAt(index, last)
+        }
+        timers.removeLast()
+        timer.heapIndex = -1
+        if index < timers.count {
+            siftUp(index)
+            siftDown(index)
+        }
+    }
+
+    /// Removes and returns the earliest timer if its deadline is at or before `now`.
+    mutating func popExpired(now: LoopInstant) -> LoopTimer? {
+        guard let first = timers.first, first.deadline <= now else { return nil }
+        disarm(first)
+        return first
+    }
+
+    private mutating func swapAt(_ a: Int, _ b: Int) {
+        timers.swapAt(a, b)
+        timers[a].heapIndex = a
+        timers[b].heapIndex = b
+    }
+
+    private mutating func siftUp(_ start: Int) {
+        var child = start
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard timers[child].deadline < timers[parent].deadline else { return }
+            swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        var parent = start
+        while true {
+            let left = 2 * parent + 1
+            guard left < timers.count else { return }
+            var smallest = left
+            let right = left + 1
+            if right < timers.count, timers[right].deadline < timers[left].deadline { smallest = right }
+            guard timers[smallest].deadline < timers[parent].deadline else { return }
+            swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+}

@@ -1,0 +1,1 @@
+// The upstream client lives here.
