@@ -1,0 +1,250 @@
+/// The validated configuration Latchkey runs with. Built by `ConfigLoader` from YAML or
+/// from the quick-start flags; everything here has passed validation, so the data plane
+/// never re-checks it.
+public struct Config: Sendable, Equatable {
+    public var server: ServerSettings
+    public var listeners: [ListenerConfig]
+    public var routes: [RouteConfig]
+    public var credentials: [String: SecretSource]
+    public var limits: Limits
+    public var logging: LoggingSettings
+
+    public init(
+        server: ServerSettings = .init(),
+        listeners: [ListenerConfig],
+        routes: [RouteConfig],
+        credentials: [String: SecretSource] = [:],
+        limits: Limits = .init(),
+        logging: LoggingSettings = .init()
+    ) {
+        self.server = server
+        self.listeners = listeners
+        self.routes = routes
+        self.credentials = credentials
+        self.limits = limits
+        self.logging = logging
+    }
+}
+
+public struct ServerSettings: Sendable, Equatable {
+    /// Event loops; nil means one per core.
+    public var loops: Int?
+    /// How long in-flight requests may take to finish after SIGTERM/SIGINT.
+    public var gracePeriod: Duration
+
+    public init(loops: Int? = nil, gracePeriod: Duration = .seconds(10)) {
+        self.loops = loops
+        self.gracePeriod = gracePeriod
+    }
+}
+
+public enum ListenAddress: Sendable, Equatable, CustomStringConvertible {
+    /// host is an IPv4 or IPv6 literal (no brackets) or "localhost".
+    case tcp(host: String, port: Int)
+    case unix(path: String)
+
+    public var description: String {
+        switch self {
+        case .tcp(let host, let port): host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        case .unix(let path): "unix:\(path)"
+        }
+    }
+}
+
+public struct ListenerConfig: Sendable, Equatable {
+    public var name: String
+    public var address: ListenAddress
+    /// Host header values accepted beyond the loopback names with the listen port.
+    public var allowedHosts: [String]
+    public var inbound: InboundAccess
+
+    public init(name: String, address: ListenAddress, allowedHosts: [String] = [], inbound: InboundAccess = .loopbackOnly) {
+        self.name = name
+        self.address = address
+        self.allowedHosts = allowedHosts
+        self.inbound = inbound
+    }
+}
+
+/// Who may use a listener.
+public enum InboundAccess: Sendable, Equatable {
+    /// The default: only valid on loopback and Unix-socket listeners.
+    case loopbackOnly
+    /// Every request must carry `header` with the secret's value.
+    case sharedSecret(header: String, secret: SecretSource)
+    /// Explicitly open to anyone who can reach the listener.
+    case open
+}
+
+/// Where a secret comes from. Files are re-read when they change, as Kubernetes rotates
+/// mounted secrets.
+public enum SecretSource: Sendable, Equatable {
+    case inline(String)
+    case environment(String)
+    case file(String)
+}
+
+public struct RouteConfig: Sendable, Equatable {
+    public var name: String
+    /// Listener names this route serves; empty means every listener.
+    public var listeners: [String]
+    /// Path prefix, starting with "/". Longest prefix wins.
+    public var pathPrefix: String
+    /// Optional Host to match (without port), case-insensitive.
+    public var host: String?
+    public var upstream: UpstreamConfig
+    /// What replaces the matched prefix before the upstream's base path is prepended:
+    /// "" strips it (the default), nil keeps it.
+    public var prefixReplacement: String?
+    public var injections: [Injection]
+    /// Forward the client's own Authorization header even though the route injects one.
+    public var passClientAuthorization: Bool
+    /// Keep the client's Host instead of the upstream's.
+    public var preserveHost: Bool
+    /// Add a Via header with this pseudonym.
+    public var via: String?
+    public var cookies: CookieRewrite
+    /// Query parameters whose values are redacted in logs (injected ones always are).
+    public var secretQueryParameters: [String]
+
+    public init(
+        name: String, listeners: [String] = [], pathPrefix: String = "/", host: String? = nil,
+        upstream: UpstreamConfig, prefixReplacement: String? = "", injections: [Injection] = [],
+        passClientAuthorization: Bool = false, preserveHost: Bool = false, via: String? = nil,
+        cookies: CookieRewrite = .init(), secretQueryParameters: [String] = []
+    ) {
+        self.name = name
+        self.listeners = listeners
+        self.pathPrefix = pathPrefix
+        self.host = host
+        self.upstream = upstream
+        self.prefixReplacement = prefixReplacement
+        self.injections = injections
+        self.passClientAuthorization = passClientAuthorization
+        self.preserveHost = preserveHost
+        self.via = via
+        self.cookies = cookies
+        self.secretQueryParameters = secretQueryParameters
+    }
+}
+
+public struct UpstreamConfig: Sendable, Equatable {
+    /// http or https URL with an optional base path, no query or fragment.
+    public var url: String
+    public var caFile: String?
+    public var clientCertificateFile: String?
+    public var clientKeyFile: String?
+    /// Offer HTTP/2 through ALPN on https upstreams.
+    public var http2: Bool
+    /// An HTTP proxy to reach the upstream through (corporate networks).
+    public var proxy: String?
+    public var connectTimeout: Duration
+    /// From the request being sent to the first byte of the response head.
+    public var firstByteTimeout: Duration
+    /// Longest silence while the response body is streaming.
+    public var idleTimeout: Duration
+
+    public init(
+        url: String, caFile: String? = nil, clientCertificateFile: String? = nil,
+        clientKeyFile: String? = nil, http2: Bool = false, proxy: String? = nil,
+        connectTimeout: Duration = .seconds(5), firstByteTimeout: Duration = .seconds(60),
+        idleTimeout: Duration = .seconds(60)
+    ) {
+        self.url = url
+        self.caFile = caFile
+        self.clientCertificateFile = clientCertificateFile
+        self.clientKeyFile = clientKeyFile
+        self.http2 = http2
+        self.proxy = proxy
+        self.connectTimeout = connectTimeout
+        self.firstByteTimeout = firstByteTimeout
+        self.idleTimeout = idleTimeout
+    }
+}
+
+/// One credential attached to each request of a route.
+public struct Injection: Sendable, Equatable {
+    public enum Target: Sendable, Equatable {
+        case header(String)
+        case query(String)
+        case cookie(String)
+    }
+
+    public var target: Target
+    /// Name of the entry in `Config.credentials`.
+    public var credential: String
+    /// e.g. "Bearer {token}"; "{token}" alone by default.
+    public var template: CredentialTemplate
+
+    public init(target: Target, credential: String, template: CredentialTemplate) {
+        self.target = target
+        self.credential = credential
+        self.template = template
+    }
+}
+
+/// How the upstream's Set-Cookie is rewritten for the client.
+public struct CookieRewrite: Sendable, Equatable {
+    public enum DomainRule: Sendable, Equatable {
+        case remove
+        case keep
+        case map(String)
+    }
+
+    public var domain: DomainRule
+    /// Map cookie Paths under the upstream's base path to the route's prefix.
+    public var mapPath: Bool
+    /// Drop `Secure` for clients on plain-HTTP loopback, so browsers keep the cookie.
+    public var dropSecureOnLoopback: Bool
+
+    public init(domain: DomainRule = .remove, mapPath: Bool = true, dropSecureOnLoopback: Bool = false) {
+        self.domain = domain
+        self.mapPath = mapPath
+        self.dropSecureOnLoopback = dropSecureOnLoopback
+    }
+}
+
+public struct Limits: Sendable, Equatable {
+    public var maxRequestLineBytes: Int
+    public var maxHeaderBytes: Int
+    public var maxHeaderCount: Int
+    /// Largest request body accepted; nil means unlimited (bodies stream).
+    public var maxRequestBodyBytes: UInt64?
+    /// Client connections per loop; more are answered 503 and closed.
+    public var maxConnections: Int
+    /// Time allowed for a client to send a complete request head.
+    public var headTimeout: Duration
+    /// Time an idle keep-alive connection is kept open.
+    public var idleTimeout: Duration
+
+    public init(
+        maxRequestLineBytes: Int = 8192, maxHeaderBytes: Int = 65536, maxHeaderCount: Int = 100,
+        maxRequestBodyBytes: UInt64? = nil, maxConnections: Int = 10_000,
+        headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60)
+    ) {
+        self.maxRequestLineBytes = maxRequestLineBytes
+        self.maxHeaderBytes = maxHeaderBytes
+        self.maxHeaderCount = maxHeaderCount
+        self.maxRequestBodyBytes = maxRequestBodyBytes
+        self.maxConnections = maxConnections
+        self.headTimeout = headTimeout
+        self.idleTimeout = idleTimeout
+    }
+}
+
+public struct LoggingSettings: Sendable, Equatable {
+    public enum Format: String, Sendable, Equatable {
+        case text
+        case json
+    }
+
+    public var level: String
+    public var format: Format
+    public var accessLog: Bool
+
+    public init(level: String = "info", format: Format = .text, accessLog: Bool = true) {
+        self.level = level
+        self.format = format
+        self.accessLog = accessLog
+    }
+}
