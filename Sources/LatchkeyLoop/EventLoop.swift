@@ -13,6 +13,9 @@ public final class EventLoop {
     private var timers = TimerHeap()
     private var deferred: [() -> Void] = []
     private var running = false
+    /// Objects that live as long as the loop (its server, its curl multi), found again by
+    /// type from work sent to the loop.
+    private var attachments: [ObjectIdentifier: AnyObject] = [:]
     /// The loop's notion of "now", refreshed once per wake-up so that per-request code
     /// does not read the clock again and again.
     public private(set) var now = LoopInstant.now()
@@ -46,8 +49,10 @@ public final class EventLoop {
 
     // MARK: fds
 
-    /// epoll_ctl(EPOLL_CTL_ADD). The loop keeps `handler` until `unregister`.
-    public func register(fd: Int32, events: IOEvents, handler: IOHandler) throws(SystemError) -> IORegistration {
+    /// epoll_ctl(EPOLL_CTL_ADD). The loop keeps `handler` until `unregister`. `exclusive`
+    /// (EPOLLEXCLUSIVE) is for an fd shared by several loops, such as a listening socket,
+    /// so that one event wakes one loop rather than all.
+    public func register(fd: Int32, events: IOEvents, handler: IOHandler, exclusive: Bool = false) throws(SystemError) -> IORegistration {
         let slot: UInt32
         if let free = freeSlots.popLast() {
             slot = free
@@ -60,7 +65,7 @@ public final class EventLoop {
         slots[Int(slot)].handler = handler
         let registration = IORegistration(slot: slot, generation: slots[Int(slot)].generation)
         var event = epoll_event()
-        event.events = events.epollMask
+        event.events = events.epollMask | (exclusive ? EPOLLEXCLUSIVE.rawValue : 0)
         event.data.u64 = registration.token
         do {
             _ = try systemCall("epoll_ctl(ADD)") { epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) }
@@ -119,6 +124,16 @@ public final class EventLoop {
     /// that is on the stack now (libcurl forbids re-entering the multi from its callbacks).
     public func runAfterEvents(_ work: @escaping () -> Void) {
         deferred.append(work)
+    }
+
+    // MARK: attachments
+
+    public func attach<T: AnyObject>(_ object: T) {
+        attachments[ObjectIdentifier(T.self)] = object
+    }
+
+    public func attachment<T: AnyObject>(_ type: T.Type) -> T? {
+        attachments[ObjectIdentifier(type)] as? T
     }
 
     // MARK: running

@@ -1,1 +1,1 @@
-import Latchkey
+LatchkeyCommand.main()

@@ -1,0 +1,68 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LatchkeyLoop
+import Logging
+import Synchronization
+
+/// Where log lines go, and what must never appear in them. Every secret value the proxy
+/// holds is masked in the finished line as a last line of defence: code should not log a
+/// secret in the first place, and this makes sure a mistake does not leak one.
+public final class LogSink: Sendable {
+    private let format: LoggingSettings.Format
+    private let fd: Int32
+    private let writeLock = Mutex(())
+    private let secrets = Mutex<@Sendable () -> [String]>({ [] })
+
+    public init(format: LoggingSettings.Format, fd: Int32 = 2) {
+        self.format = format
+        self.fd = fd
+    }
+
+    /// Names the secrets to mask; called once the credentials are loaded.
+    public func redact(_ values: @escaping @Sendable () -> [String]) {
+        secrets.withLock { $0 = values }
+    }
+
+    func write(level: Logger.Level, label: String, message: String, metadata: Logger.Metadata) {
+        var line = LogLine.format(format, level: level, label: label, message: message, metadata: metadata, timestamp: LogLine.timestamp())
+        for secret in secrets.withLock({ $0 })() where !secret.isEmpty && line.contains(secret) {
+            line = line.replacingOccurrences(secret, with: "[REDACTED]")
+        }
+        writeLock.withLock { _ in
+            line.withUTF8 { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    guard let written = try? systemCall("write(log)", { Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset) }),
+                          written > 0 else { return }
+                    offset += written
+                }
+            }
+        }
+    }
+}
+
+/// swift-log handler writing through a `LogSink`. Only the executable bootstraps it.
+public struct LatchkeyLogHandler: LogHandler {
+    public var logLevel: Logger.Level
+    public var metadata: Logger.Metadata = [:]
+    private let label: String
+    private let sink: LogSink
+
+    public init(label: String, sink: LogSink, level: Logger.Level) {
+        self.label = label
+        self.sink = sink
+        self.logLevel = level
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var merged = metadata
+        if let extra = event.metadata { merged.merge(extra) { $1 } }
+        sink.write(level: event.level, label: label, message: "\(event.message)", metadata: merged)
+    }
+}

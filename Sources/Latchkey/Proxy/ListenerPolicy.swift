@@ -1,0 +1,61 @@
+import LatchkeyHTTP
+import LatchkeyServer
+
+/// Who may use one listener and with which Host values: the checks that run before a
+/// request is routed, compiled once per listener.
+struct ListenerPolicy: Sendable {
+    let name: String
+    /// Accepted Host values, lower-cased, with and without port where that applies. Nil
+    /// accepts any Host (Unix sockets, which browsers cannot reach, or `allowed_hosts: ["*"]`).
+    let allowedHosts: Set<String>?
+    let inbound: Inbound
+
+    enum Inbound: Sendable {
+        case none
+        /// Header name, and the credential name holding the expected value.
+        case sharedSecret(header: String, credential: String)
+    }
+
+    init(config: ListenerConfig, bound: SocketAddress) {
+        name = config.name
+        switch config.inbound {
+        case .sharedSecret(let header, _):
+            inbound = .sharedSecret(header: header, credential: Config.inboundSecretName(listener: config.name))
+        case .loopbackOnly, .open:
+            inbound = .none
+        }
+        guard let port = bound.port, !config.allowedHosts.contains("*") else {
+            allowedHosts = nil
+            return
+        }
+        // DNS-rebinding defence: a page on evil.example resolved to 127.0.0.1 still sends
+        // Host: evil.example, which is not on this list.
+        var hosts: Set<String> = []
+        var names = ["localhost", "127.0.0.1", "[::1]"] + config.allowedHosts.map { $0.lowercased() }
+        if let host = bound.host, !bound.isLoopback, host != "0.0.0.0", host != "::" {
+            names.append(host.contains(":") ? "[\(host)]" : host)
+        }
+        for name in names {
+            hosts.insert("\(name):\(port)")
+            if port == 80 || config.allowedHosts.contains(where: { $0.lowercased() == name }) { hosts.insert(name) }
+        }
+        allowedHosts = hosts
+    }
+
+    func acceptsHost(_ host: String?) -> Bool {
+        guard let allowedHosts else { return true }
+        guard let host else { return false }
+        return allowedHosts.contains(host.lowercased())
+    }
+}
+
+/// RFC 6454 / Fetch metadata: is this a browser request sent by another site? Such a
+/// request must not spend the user's credentials.
+enum CrossSiteCheck {
+    static func isCrossSite(_ fields: HTTPFields, host: String?) -> Bool {
+        if let site = fields["Sec-Fetch-Site"], site.lowercased() == "cross-site" { return true }
+        guard let origin = fields["Origin"] else { return false }
+        guard let host else { return true }
+        return origin.lowercased() != "http://\(host.lowercased())"
+    }
+}

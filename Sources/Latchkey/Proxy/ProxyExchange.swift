@@ -1,0 +1,112 @@
+import LatchkeyHTTP
+import LatchkeyLoop
+import LatchkeyServer
+import LatchkeyUpstream
+import Logging
+
+/// One proxied request: the client's side (`ServerExchange`) joined to the upstream's
+/// (`UpstreamTransfer`), with backpressure passed both ways. Lives on one loop.
+final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
+    private let exchange: ServerExchange
+    private let route: Route
+    private let rewriter: ResponseRewriter
+    private unowned let handler: ProxyHandler
+    private var transfer: UpstreamTransfer?
+    private var headSent = false
+    private var done = false
+
+    /// Request-body bytes queued for the upstream above which the client is not read.
+    private static let requestHighWater = 256 * 1024
+
+    init(exchange: ServerExchange, route: Route, rewriter: ResponseRewriter, handler: ProxyHandler) {
+        self.exchange = exchange
+        self.route = route
+        self.rewriter = rewriter
+        self.handler = handler
+    }
+
+    func start(_ request: UpstreamRequest) {
+        transfer = handler.upstream.start(request, delegate: self)
+    }
+
+    // MARK: client → upstream
+
+    func requestBody(_ bytes: UnsafeRawBufferPointer) {
+        guard let transfer else { return }
+        transfer.sendBody(bytes)
+        if transfer.queuedBodyBytes >= Self.requestHighWater { exchange.pauseRequestBody() }
+    }
+
+    func requestBodyEnded() {
+        transfer?.finishBody()
+    }
+
+    func upstreamWantsBody(_ transfer: UpstreamTransfer) {
+        exchange.resumeRequestBody()
+    }
+
+    // MARK: upstream → client
+
+    func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: HTTPFields) {
+        guard !done else { return }
+        var fields = fields
+        fields.removeHopByHop()
+        rewriter.rewrite(&fields)
+        if let via = route.via {
+            let hop = "1.1 \(via)"
+            if let existing = fields["Via"] { fields.set(name: "Via", value: existing + ", " + hop) } else { fields.append(name: "Via", value: hop) }
+        }
+        headSent = true
+        exchange.sendHead(status: status, fields: fields)
+    }
+
+    func upstreamDidReceiveBody(_ transfer: UpstreamTransfer, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard !done else { return true }
+        return exchange.sendBody(bytes)
+    }
+
+    func responseDrained() {
+        transfer?.resumeReceiving()
+    }
+
+    func upstreamDidFinish(_ transfer: UpstreamTransfer, error: UpstreamError?) {
+        guard !done else { return }
+        done = true
+        self.transfer = nil
+        if let error {
+            handler.logger.warning("upstream failed", metadata: [
+                "route": .string(route.name), "error": .string("\(error.code)"), "detail": .string(error.detail),
+            ])
+            if headSent {
+                // Part of the body is already with the client: cut the response so that it
+                // can tell, never a fake complete one.
+                exchange.abort()
+            } else {
+                exchange.respond(ErrorDocument(upstreamFailure: error, route: route.name))
+            }
+        } else {
+            exchange.finish()
+        }
+        handler.accessLog.record(exchange, route: route, now: handler.loop.now, upstreamTime: transfer.upstreamTime,
+                                 outcome: error.map { "upstream_\($0.code)" })
+    }
+
+    func exchangeAborted() {
+        guard !done else { return }
+        done = true
+        let transfer = self.transfer
+        self.transfer = nil
+        transfer?.cancel()
+        handler.accessLog.record(exchange, route: route, now: handler.loop.now, upstreamTime: transfer?.upstreamTime,
+                                 outcome: "client_gone")
+    }
+}
+
+/// The handler for requests answered locally: there is no body to forward.
+final class LocalAnswer: ExchangeHandler {
+    static let shared = LocalAnswer()
+    func requestBody(_ bytes: UnsafeRawBufferPointer) {}
+    func requestBodyEnded() {}
+    func responseDrained() {}
+    func exchangeAborted() {}
+}

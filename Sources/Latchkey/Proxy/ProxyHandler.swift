@@ -1,0 +1,105 @@
+import LatchkeyHTTP
+import LatchkeyLoop
+import LatchkeyServer
+import LatchkeyUpstream
+import Logging
+
+/// Everything the proxy's data plane shares across loops: compiled once, read-only.
+struct ProxyContext: Sendable {
+    let routes: RouteTable
+    let policies: [ListenerPolicy]
+    let credentials: CredentialStore
+    let accessLog: AccessLog
+    let logger: Logger
+}
+
+/// The proxy's side of one loop: admits, routes and forwards each request.
+final class ProxyHandler: ServerHandler {
+    let loop: EventLoop
+    let upstream: UpstreamClient
+    let context: ProxyContext
+    var logger: Logger { context.logger }
+    var accessLog: AccessLog { context.accessLog }
+
+    init(loop: EventLoop, context: ProxyContext) throws {
+        self.loop = loop
+        self.context = context
+        upstream = try UpstreamClient(loop: loop)
+    }
+
+    func handle(_ exchange: ServerExchange) -> ExchangeHandler {
+        let head = exchange.head
+        let policy = context.policies[exchange.listener.index]
+        let host = head.fields["Host"]
+
+        guard policy.acceptsHost(host) else {
+            return answer(exchange, ErrorDocument(status: 421, error: "unknown_host",
+                message: "this proxy does not answer for that Host; add it to the listener's allowed_hosts"))
+        }
+        if case .sharedSecret(let header, let name) = policy.inbound {
+            guard let presented = head.fields[header] else {
+                return answer(exchange, ErrorDocument(status: 401, error: "unauthorized", message: "this listener requires the \(header) header"))
+            }
+            guard let expected = context.credentials[name], constantTimeEquals(presented, expected) else {
+                return answer(exchange, ErrorDocument(status: 403, error: "forbidden", message: "the \(header) header does not match"))
+            }
+        }
+        guard let target = RequestTarget(head.target) else {
+            return answer(exchange, ErrorDocument(status: 400, error: "bad_request",
+                message: "the request target must be an absolute path without dot-segments"))
+        }
+        if target.path == "/.latchkey/health" {
+            return answer(exchange, status: 200, body: Array("{\"status\":\"ok\"}\n".utf8))
+        }
+        let routeHost = host.map { RequestTarget.hostWithoutPort($0).lowercased() }
+        guard let route = context.routes.match(listener: exchange.listener.index, path: target.path, host: routeHost.map { Substring($0) }) else {
+            return answer(exchange, ErrorDocument(status: 404, error: "no_route", message: "no route matches \(head.method) \(target.path)"))
+        }
+        if route.injectsCredentials && CrossSiteCheck.isCrossSite(head.fields, host: host) {
+            return answer(exchange, ErrorDocument(status: 403, error: "cross_site",
+                message: "cross-site browser requests may not use this route's credentials", route: route.name), route: route)
+        }
+        let credentials = context.credentials.snapshot
+        for injection in route.injections where credentials[injection.credential] == nil {
+            return answer(exchange, ErrorDocument(status: 503, error: "credential_unavailable",
+                message: "the credential \(injection.credential) has no value", route: route.name), route: route)
+        }
+
+        let inboundHeader: String? = if case .sharedSecret(let header, _) = policy.inbound { header } else { nil }
+        let request = UpstreamRequestBuilder.build(
+            head: head, route: route, path: target.path, query: target.query, clientHost: host,
+            peer: exchange.peer, removingField: inboundHeader, credential: { credentials[$0] })
+        let rewriter = ResponseRewriter(route: route, proxyOrigin: host.map { "http://" + $0 },
+                                        clientOnLoopback: exchange.peer?.isLoopback ?? true)
+        let proxied = ProxyExchange(exchange: exchange, route: route, rewriter: rewriter, handler: self)
+        proxied.start(request)
+        return proxied
+    }
+
+    func serverAnswered(_ exchange: ServerExchange) {
+        accessLog.record(exchange, route: nil, now: loop.now, upstreamTime: nil)
+    }
+
+    private func answer(_ exchange: ServerExchange, _ document: ErrorDocument, route: Route? = nil) -> ExchangeHandler {
+        exchange.respond(document)
+        accessLog.record(exchange, route: route, now: loop.now, upstreamTime: nil)
+        return LocalAnswer.shared
+    }
+
+    private func answer(_ exchange: ServerExchange, status: Int, body: [UInt8]) -> ExchangeHandler {
+        var fields = HTTPFields()
+        fields.append(name: "Content-Type", value: "application/json")
+        exchange.respond(status: status, fields: fields, body: body)
+        return LocalAnswer.shared
+    }
+}
+
+/// Compares secrets without leaking, through timing, how much of a guess was right.
+func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+    let x = Array(a.utf8), y = Array(b.utf8)
+    var difference = UInt8(x.count == y.count ? 0 : 1)
+    for i in 0..<max(x.count, y.count) {
+        difference |= (i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0)
+    }
+    return difference == 0
+}

@@ -1,0 +1,110 @@
+import LatchkeyHTTP
+
+/// Rewrites an upstream response head for the client's view of the proxy: links that
+/// point at the upstream point back at the proxy, cookies are scoped to the proxy's
+/// origin and the route's prefix.
+struct ResponseRewriter {
+    let route: Route
+    /// The proxy's origin as the client addressed it, e.g. "http://127.0.0.1:8080".
+    let proxyOrigin: String?
+    /// The client is on plain HTTP over loopback (where a Secure cookie would be dropped).
+    let clientOnLoopback: Bool
+
+    func rewrite(_ fields: inout HTTPFields) {
+        for index in fields.indices {
+            let name = fields[index].name
+            if name.caseInsensitiveEquals("Location") || name.caseInsensitiveEquals("Content-Location") {
+                fields[index].value = rewriteLocation(fields[index].value)
+            } else if name.caseInsensitiveEquals("Set-Cookie") {
+                fields[index].value = rewriteSetCookie(fields[index].value)
+            }
+        }
+    }
+
+    /// RFC 9110 §10.2.2: Location may be absolute or relative. Absolute URLs on the
+    /// upstream's origin and paths under its base path are mapped to the route's prefix;
+    /// anything else (another site) is left alone.
+    func rewriteLocation(_ location: String) -> String {
+        let origin = route.upstream.origin
+        var path: Substring
+        var absolute = false
+        if location.lowercased().hasPrefix(origin.lowercased()) {
+            path = location.dropFirst(origin.count)
+            guard path.isEmpty || path.first == "/" || path.first == "?" else { return location }
+            absolute = true
+        } else if location.hasPrefix("/") && !location.hasPrefix("//") {
+            path = Substring(location)
+        } else {
+            return location
+        }
+        guard let mapped = mapUpstreamPath(path) else { return location }
+        if absolute, let proxyOrigin { return proxyOrigin + mapped }
+        return mapped
+    }
+
+    /// An upstream path (with any query) as the client must request it, or nil when it
+    /// is outside what this route exposes.
+    func mapUpstreamPath(_ path: Substring) -> String? {
+        let base = route.upstream.basePath
+        var rest = path
+        if !base.isEmpty {
+            guard path.hasPrefix(base) else { return nil }
+            rest = path.dropFirst(base.count)
+            guard rest.isEmpty || rest.first == "/" || rest.first == "?" else { return nil }
+        }
+        guard let replacement = route.prefixReplacement else { return rest.isEmpty ? "/" : String(rest) }
+        if !replacement.isEmpty {
+            guard rest.hasPrefix(replacement) else { return nil }
+            rest = rest.dropFirst(replacement.count)
+        }
+        var prefix = route.pathPrefix
+        if prefix.hasSuffix("/") && rest.first == "/" { prefix.removeLast() }
+        let mapped = prefix + rest
+        return mapped.isEmpty ? "/" : mapped
+    }
+
+    /// RFC 6265 §4.1: Domain is removed or mapped, Path mapped to the route's prefix,
+    /// Secure dropped only for plain-HTTP loopback clients when configured.
+    func rewriteSetCookie(_ header: String) -> String {
+        var parts = header.split(separator: ";", omittingEmptySubsequences: false).map { $0.trimmingSpaces() }
+        guard !parts.isEmpty else { return header }
+        var result = [String(parts.removeFirst())]
+        for attribute in parts {
+            let name = attribute.prefix { $0 != "=" }.lowercased()
+            switch name {
+            case "domain":
+                switch route.cookies.domain {
+                case .remove: continue
+                case .keep: result.append(String(attribute))
+                case .map(let domain): result.append("Domain=" + domain)
+                }
+            case "path" where route.cookies.mapPath:
+                let value = attribute.drop { $0 != "=" }.dropFirst()
+                result.append("Path=" + (mapUpstreamPath(value) ?? route.pathPrefix))
+            case "secure" where route.cookies.dropSecureOnLoopback && clientOnLoopback:
+                continue
+            default:
+                result.append(String(attribute))
+            }
+        }
+        return result.joined(separator: "; ")
+    }
+}
+
+extension StringProtocol {
+    func trimmingSpaces() -> SubSequence {
+        var text = self[...]
+        while let first = text.first, first == " " || first == "\t" { text = text.dropFirst() }
+        while let last = text.last, last == " " || last == "\t" { text = text.dropLast() }
+        return text
+    }
+
+    /// ASCII case-insensitive comparison without allocating lower-cased copies.
+    func caseInsensitiveEquals(_ other: some StringProtocol) -> Bool {
+        let a = utf8, b = other.utf8
+        guard a.count == b.count else { return false }
+        return zip(a, b).allSatisfy { x, y in
+            x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z"))
+        }
+    }
+}

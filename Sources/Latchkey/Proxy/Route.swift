@@ -1,0 +1,65 @@
+import LatchkeyUpstream
+
+/// A route compiled for the hot path: strings pre-split and lower-cased once, so matching
+/// and rewriting a request does no parsing of the configuration.
+struct Route: Sendable {
+    let name: String
+    let listeners: Set<Int>
+    let pathPrefix: String
+    /// Lower-cased Host to match, without port.
+    let host: String?
+    let upstream: UpstreamTarget
+    let prefixReplacement: String?
+    let injections: [Injection]
+    let passClientAuthorization: Bool
+    let preserveHost: Bool
+    let via: String?
+    let cookies: CookieRewrite
+    /// Query parameter names redacted in logs: the configured ones plus injected ones.
+    let secretQueryParameters: Set<String>
+    let options: UpstreamOptions
+
+    var injectsCredentials: Bool { !injections.isEmpty }
+
+    /// RFC 3986 path-prefix match on segment boundaries: "/api" matches "/api", "/api/x"
+    /// and "/api?q", never "/apix".
+    func matches(path: Substring) -> Bool {
+        guard path.hasPrefix(pathPrefix) else { return false }
+        if pathPrefix.hasSuffix("/") || path.count == pathPrefix.count { return true }
+        let next = path[path.index(path.startIndex, offsetBy: pathPrefix.count)]
+        return next == "/"
+    }
+
+    /// The path (without query) the upstream receives for a client path under this route:
+    /// the prefix replaced (or kept), then the upstream's base path in front.
+    func upstreamPath(for path: Substring) -> String {
+        var rest = prefixReplacement.map { $0 + path.dropFirst(pathPrefix.count) } ?? String(path)
+        if rest.isEmpty { return upstream.basePath.isEmpty ? "/" : upstream.basePath }
+        if rest.first != "/" { rest = "/" + rest }
+        return upstream.basePath + rest
+    }
+}
+
+/// The upstream base URL taken apart once.
+struct UpstreamTarget: Sendable, Equatable {
+    /// "http" or "https".
+    let scheme: String
+    /// host[:port] exactly as configured (used for Host and for recognising Location).
+    let authority: String
+    /// Base path without a trailing slash ("" for none).
+    let basePath: String
+
+    var origin: String { "\(scheme)://\(authority)" }
+
+    init?(url: String) {
+        guard let schemeEnd = url.firstRange(of: "://") else { return nil }
+        scheme = url[..<schemeEnd.lowerBound].lowercased()
+        let rest = url[schemeEnd.upperBound...]
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        authority = String(rest[..<slash])
+        var path = String(rest[slash...])
+        while path.hasSuffix("/") { path.removeLast() }
+        basePath = path
+        guard scheme == "http" || scheme == "https", !authority.isEmpty else { return nil }
+    }
+}

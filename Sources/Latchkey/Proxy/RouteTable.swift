@@ -1,0 +1,62 @@
+import LatchkeyUpstream
+
+/// The routes of one configuration, compiled once and shared read-only by every loop.
+/// Matching is longest prefix first; among equal prefixes a route naming the request's
+/// Host wins over one that does not.
+struct RouteTable: Sendable {
+    private let routes: [Route]
+
+    init(config: Config) {
+        let listenerIndex = Dictionary(uniqueKeysWithValues: config.listeners.enumerated().map { ($1.name, $0) })
+        routes = config.routes.compactMap { route in
+            guard let target = UpstreamTarget(url: route.upstream.url) else { return nil }
+            let injectedQuery = route.injections.compactMap { injection -> String? in
+                if case .query(let name) = injection.target { return name }
+                return nil
+            }
+            return Route(
+                name: route.name,
+                listeners: Set(route.listeners.compactMap { listenerIndex[$0] }),
+                pathPrefix: route.pathPrefix,
+                host: route.host?.lowercased(),
+                upstream: target,
+                prefixReplacement: route.prefixReplacement,
+                injections: route.injections,
+                passClientAuthorization: route.passClientAuthorization,
+                preserveHost: route.preserveHost,
+                via: route.via,
+                cookies: route.cookies,
+                secretQueryParameters: Set(route.secretQueryParameters + injectedQuery),
+                options: UpstreamOptions(route.upstream)
+            )
+        }
+        .sorted { a, b in
+            if a.pathPrefix.count != b.pathPrefix.count { return a.pathPrefix.count > b.pathPrefix.count }
+            return (a.host != nil) && (b.host == nil)
+        }
+    }
+
+    /// `host` is the request's Host without port, lower-cased.
+    func match(listener: Int, path: Substring, host: Substring?) -> Route? {
+        routes.first { route in
+            (route.listeners.isEmpty || route.listeners.contains(listener))
+                && (route.host == nil || host.map { $0 == route.host! } == true)
+                && route.matches(path: path)
+        }
+    }
+}
+
+extension UpstreamOptions {
+    init(_ upstream: UpstreamConfig) {
+        self.init(
+            caFile: upstream.caFile,
+            clientCertificateFile: upstream.clientCertificateFile,
+            clientKeyFile: upstream.clientKeyFile,
+            http2: upstream.http2,
+            proxy: upstream.proxy,
+            connectTimeout: upstream.connectTimeout,
+            firstByteTimeout: upstream.firstByteTimeout,
+            idleTimeout: upstream.idleTimeout
+        )
+    }
+}

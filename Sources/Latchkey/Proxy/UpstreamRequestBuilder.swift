@@ -1,0 +1,134 @@
+import LatchkeyHTTP
+import LatchkeyServer
+import LatchkeyUpstream
+
+/// Turns a client's request into the upstream's: the route's URL, the fields a proxy must
+/// drop or set (RFC 9110 §7.6), and the route's credentials attached.
+enum UpstreamRequestBuilder {
+    /// `credentials` gives the current value of a named credential; nil when it has none
+    /// (the caller has already checked that every injection has a value).
+    static func build(
+        head: RequestHead,
+        route: Route,
+        path: Substring,
+        query: Substring?,
+        clientHost: String?,
+        peer: SocketAddress?,
+        removingField inboundSecretHeader: String?,
+        credential: (String) -> String?
+    ) -> UpstreamRequest {
+        var fields = head.fields
+        fields.removeHopByHop()
+        fields.removeAll(named: "Content-Length")
+        fields.removeAll(named: "Expect")
+        fields.removeAll(named: "Host")
+        if let inboundSecretHeader { fields.removeAll(named: inboundSecretHeader) }
+        if route.injectsCredentials && !route.passClientAuthorization {
+            fields.removeAll(named: "Authorization")
+        }
+        if route.preserveHost, let clientHost {
+            fields.append(name: "Host", value: clientHost)
+        } else {
+            fields.append(name: "Host", value: route.upstream.authority)
+        }
+        appendForwarded(to: &fields, clientHost: clientHost, peer: peer)
+        if let via = route.via {
+            let hop = "\(head.version.major).\(head.version.minor) \(via)"
+            if let existing = fields["Via"] { fields.set(name: "Via", value: existing + ", " + hop) } else { fields.append(name: "Via", value: hop) }
+        }
+
+        var url = route.upstream.origin + route.upstreamPath(for: path)
+        var queryItems = query.map { $0.isEmpty ? [] : $0.split(separator: "&", omittingEmptySubsequences: false).map(String.init) } ?? []
+        for injection in route.injections {
+            guard let token = credential(injection.credential) else { continue }
+            let value = injection.template.render(token: token)
+            switch injection.target {
+            case .header(let name):
+                fields.set(name: name, value: value)
+            case .query(let name):
+                // The client's own value for an injected parameter is never forwarded.
+                queryItems.removeAll { QueryString.name(of: $0) == name }
+                queryItems.append(name + "=" + QueryString.percentEncode(value))
+            case .cookie(let name):
+                CookieHeader.set(name: name, value: value, in: &fields)
+            }
+        }
+        if !queryItems.isEmpty {
+            url += "?" + queryItems.joined(separator: "&")
+        } else if let query, !query.isEmpty {
+            url += "?" + query
+        }
+
+        let body: UpstreamBody
+        switch head.framing {
+        case .none: body = .none
+        case .length(let length): body = length == 0 ? .none : .length(length)
+        case .chunked: body = .streaming
+        }
+        return UpstreamRequest(method: head.method, url: url, fields: fields, body: body, options: route.options)
+    }
+
+    /// X-Forwarded-For gets the peer appended to what earlier proxies said;
+    /// X-Forwarded-Proto and -Host describe this hop.
+    private static func appendForwarded(to fields: inout HTTPFields, clientHost: String?, peer: SocketAddress?) {
+        let peerHost = peer?.host ?? "unix"
+        if let existing = fields["X-Forwarded-For"] {
+            fields.set(name: "X-Forwarded-For", value: existing + ", " + peerHost)
+        } else {
+            fields.append(name: "X-Forwarded-For", value: peerHost)
+        }
+        fields.set(name: "X-Forwarded-Proto", value: "http")
+        if let clientHost { fields.set(name: "X-Forwarded-Host", value: clientHost) }
+    }
+}
+
+/// Query-string helpers (RFC 3986 §3.4), shared by the request builder and log redaction.
+enum QueryString {
+    static func name(of item: some StringProtocol) -> Substring {
+        let text = Substring(item)
+        return text[..<(text.firstIndex(of: "=") ?? text.endIndex)]
+    }
+
+    /// Percent-encodes everything outside RFC 3986 unreserved characters.
+    static func percentEncode(_ value: String) -> String {
+        var out = ""
+        out.reserveCapacity(value.utf8.count)
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                 UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".utf8)
+                out.unicodeScalars.append("%")
+                out.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
+                out.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 0xF)]))
+            }
+        }
+        return out
+    }
+
+    /// The query with the values of `secret` parameters replaced, for logs.
+    static func redacting(_ query: Substring, secret: Set<String>) -> String {
+        query.split(separator: "&", omittingEmptySubsequences: false).map { item in
+            let name = self.name(of: item)
+            return secret.contains(String(name)) && name.count < item.count ? name + "=REDACTED" : String(item)
+        }.joined(separator: "&")
+    }
+}
+
+/// The Cookie request field (RFC 6265 §5.4): one field, pairs separated by "; ".
+enum CookieHeader {
+    static func set(name: String, value: String, in fields: inout HTTPFields) {
+        var pairs: [String] = []
+        for field in fields.values(named: "Cookie") {
+            for pair in field.split(separator: ";") {
+                let trimmed = pair.drop { $0 == " " }
+                if QueryString.name(of: trimmed) != name { pairs.append(String(trimmed)) }
+            }
+        }
+        pairs.append(name + "=" + value)
+        fields.set(name: "Cookie", value: pairs.joined(separator: "; "))
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import LatchkeyHTTP
+import LatchkeyLoop
+import LatchkeyServer
+import Logging
+import Synchronization
+
+/// A running proxy: the listening sockets, one event loop per configured loop count,
+/// each with its server and upstream client, and the secret-file watcher. `start` returns
+/// once every loop is accepting; `shutdown` drains them.
+public final class ProxyRuntime: Sendable {
+    public let config: Config
+    public let listeners: [ListenerInfo]
+    private let sockets: [ListeningSocket]
+    private let loops: [EventLoopThread]
+    private let credentials: CredentialStore
+    private let logger: Logger
+    private let watcher: SecretWatcher
+
+    public init(config: Config, credentials: CredentialStore, logger: Logger, pinLoopsToCPUs: Bool = false) throws {
+        self.config = config
+        self.credentials = credentials
+        self.logger = logger
+        var sockets: [ListeningSocket] = []
+        for (index, listener) in config.listeners.enumerated() {
+            do {
+                sockets.append(try ListeningSocket(address: listener.address.socketAddress, index: index))
+            } catch {
+                throw RuntimeError("cannot listen on \(listener.address) (listener \(listener.name)): \(error)")
+            }
+        }
+        self.sockets = sockets
+        listeners = sockets.map(\.info)
+
+        let policies = zip(config.listeners, sockets).map { ListenerPolicy(config: $0, bound: $1.info.boundAddress) }
+        let context = ProxyContext(
+            routes: RouteTable(config: config),
+            policies: policies,
+            credentials: credentials,
+            accessLog: AccessLog(logger: Logger(label: "latchkey.access"), enabled: config.logging.accessLog),
+            logger: logger
+        )
+        let settings = ConnectionSettings(config.limits, loops: config.server.resolvedLoops)
+        let count = config.server.resolvedLoops
+        var loops: [EventLoopThread] = []
+        for index in 0..<count {
+            let sockets = self.sockets
+            loops.append(try EventLoopThread(index: index, pinnedToCPU: pinLoopsToCPUs ? index : nil) { loop in
+                let handler = try ProxyHandler(loop: loop, context: context)
+                let server = HTTPServer(loop: loop, settings: settings, handler: handler)
+                for socket in sockets { try server.listen(on: socket) }
+                loop.attach(handler)
+                loop.attach(server)
+            })
+        }
+        self.loops = loops
+        watcher = SecretWatcher(credentials: credentials, logger: logger)
+    }
+
+    /// Graceful stop: stop accepting, let in-flight requests finish within the grace
+    /// period, then close what is left and stop the loops. Blocks the caller.
+    public func shutdown() {
+        watcher.stop()
+        let drained = DispatchGroup()
+        for loop in loops {
+            drained.enter()
+            loop.handle.execute { loop in
+                guard let server = loop.attachment(HTTPServer.self) else { return drained.leave() }
+                server.shutdown { drained.leave() }
+            }
+        }
+        let grace = config.server.gracePeriod
+        let deadline = DispatchTime.now() + .nanoseconds(Int(grace.nanosecondsClamped))
+        if drained.wait(timeout: deadline) == .timedOut {
+            logger.warning("grace period over; closing the remaining connections", metadata: ["grace_s": "\(grace)"])
+        }
+        for loop in loops {
+            loop.handle.execute { loop in
+                loop.attachment(HTTPServer.self)?.closeAll()
+                loop.stop()
+            }
+        }
+        for loop in loops { loop.join() }
+    }
+}
+
+/// A start-up failure explained for the operator.
+public struct RuntimeError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+extension ServerSettings {
+    /// Loops to run: as configured, else one per core.
+    public var resolvedLoops: Int {
+        max(1, loops ?? ProcessInfo.processInfo.activeProcessorCount)
+    }
+}
+
+extension ListenAddress {
+    var socketAddress: SocketAddress {
+        switch self {
+        case .tcp(let host, let port): SocketAddress.numeric(host: host, port: port) ?? .ipv4(host: host, port: port)
+        case .unix(let path): .unix(path: path)
+        }
+    }
+}
+
+extension ConnectionSettings {
+    init(_ limits: Limits, loops: Int) {
+        self.init(
+            http: HTTPLimits(
+                maxRequestLineBytes: limits.maxRequestLineBytes,
+                maxHeaderBytes: limits.maxHeaderBytes,
+                maxHeaderCount: limits.maxHeaderCount
+            ),
+            headTimeout: limits.headTimeout,
+            idleTimeout: limits.idleTimeout,
+            // The cap is for the process; each loop takes its share.
+            maxConnections: max(1, (limits.maxConnections + loops - 1) / loops),
+            maxRequestBodyBytes: limits.maxRequestBodyBytes
+        )
+    }
+}

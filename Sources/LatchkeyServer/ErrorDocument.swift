@@ -1,0 +1,79 @@
+import LatchkeyHTTP
+
+/// Every response Latchkey makes itself (as opposed to relaying the upstream's) is this
+/// JSON shape, built here and nowhere else: `{"error": "...", "message": "...", "route": "..."}`.
+/// `error` is a stable machine-readable code; `message` is for people and never carries a
+/// secret, a header value or a request byte.
+public struct ErrorDocument: Sendable, Equatable {
+    public var status: Int
+    public var error: String
+    public var message: String
+    public var route: String?
+
+    public init(status: Int, error: String, message: String, route: String? = nil) {
+        self.status = status
+        self.error = error
+        self.message = message
+        self.route = route
+    }
+
+    public var body: [UInt8] {
+        var json = "{\"error\":\"\(Self.escape(error))\",\"message\":\"\(Self.escape(message))\""
+        if let route { json += ",\"route\":\"\(Self.escape(route))\"" }
+        json += "}\n"
+        return Array(json.utf8)
+    }
+
+    public var fields: HTTPFields {
+        var fields = HTTPFields()
+        fields.append(name: "Content-Type", value: "application/json")
+        fields.append(name: "Cache-Control", value: "no-store")
+        return fields
+    }
+
+    /// The parse error's own status and safe description.
+    public init(_ parseError: HTTPParseError) {
+        self.init(status: parseError.status, error: Self.code(forStatus: parseError.status), message: parseError.description)
+    }
+
+    /// Stable codes for the statuses the server emits on its own.
+    public static func code(forStatus status: Int) -> String {
+        switch status {
+        case 400: "bad_request"
+        case 401: "unauthorized"
+        case 403: "forbidden"
+        case 404: "no_route"
+        case 408: "request_timeout"
+        case 413: "payload_too_large"
+        case 414: "uri_too_long"
+        case 421: "misdirected_request"
+        case 431: "headers_too_large"
+        case 501: "not_implemented"
+        case 502: "bad_gateway"
+        case 503: "unavailable"
+        case 504: "gateway_timeout"
+        case 505: "http_version_not_supported"
+        default: "error"
+        }
+    }
+
+    /// JSON string escaping (RFC 8259 §7) for the few characters our own texts can hold.
+    static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,47 @@
+import LatchkeyHTTP
+
+/// Receives one request's body and the connection's news while its response is being
+/// made. Implemented by the proxy; called on the loop only.
+public protocol ExchangeHandler: AnyObject {
+    /// A piece of the request body, valid only during the call.
+    func requestBody(_ bytes: UnsafeRawBufferPointer)
+    /// The request body is complete (called also for requests without a body).
+    func requestBodyEnded()
+    /// The response buffer fell below its low-water mark after `sendBody` returned false.
+    func responseDrained()
+    /// The client went away or the connection failed before the response was finished:
+    /// stop work for it. Nothing more will be sent.
+    func exchangeAborted()
+}
+
+/// Makes the handler for each request head. One per loop, owned by the caller.
+public protocol ServerHandler: AnyObject {
+    func handle(_ exchange: ServerExchange) -> ExchangeHandler
+    /// A request the server answered itself (malformed, over the limits, over capacity),
+    /// for the access log.
+    func serverAnswered(_ exchange: ServerExchange)
+}
+
+/// Per-connection limits and timeouts.
+public struct ConnectionSettings: Sendable {
+    public var http: HTTPLimits
+    public var headTimeout: Duration
+    public var idleTimeout: Duration
+    public var maxConnections: Int
+    /// Buffered response bytes above which `sendBody` asks the producer to wait.
+    public var outboundHighWater: Int
+    /// Largest request body accepted (413 beyond); nil for no limit.
+    public var maxRequestBodyBytes: UInt64?
+
+    public init(
+        http: HTTPLimits = .init(), headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60),
+        maxConnections: Int = 10_000, outboundHighWater: Int = 256 * 1024, maxRequestBodyBytes: UInt64? = nil
+    ) {
+        self.http = http
+        self.headTimeout = headTimeout
+        self.idleTimeout = idleTimeout
+        self.maxConnections = maxConnections
+        self.outboundHighWater = outboundHighWater
+        self.maxRequestBodyBytes = maxRequestBodyBytes
+    }
+}

@@ -1,0 +1,112 @@
+import LatchkeyLoop
+
+/// The server's part of one loop: accepts on the shared listening sockets, owns this
+/// loop's client connections, and drains them on shutdown.
+public final class HTTPServer {
+    let loop: EventLoop
+    let settings: ConnectionSettings
+    let handler: ServerHandler
+    private var acceptors: [Acceptor] = []
+    private var connections: [ObjectIdentifier: ServerConnection] = [:]
+    private(set) var isShuttingDown = false
+    private var onDrained: (() -> Void)?
+
+    public var connectionCount: Int { connections.count }
+
+    public init(loop: EventLoop, settings: ConnectionSettings, handler: ServerHandler) {
+        self.loop = loop
+        self.settings = settings
+        self.handler = handler
+    }
+
+    /// Starts accepting on `listener` in this loop.
+    public func listen(on listener: ListeningSocket) throws(SystemError) {
+        let acceptor = Acceptor(listener: listener, server: self)
+        acceptor.registration = try loop.register(fd: listener.fd, events: .readable, handler: acceptor, exclusive: true)
+        acceptors.append(acceptor)
+    }
+
+    /// Stops accepting, closes idle connections, lets busy ones finish their response,
+    /// and calls `drained` on this loop when none are left.
+    public func shutdown(drained: @escaping () -> Void) {
+        isShuttingDown = true
+        for acceptor in acceptors {
+            if let registration = acceptor.registration { loop.unregister(registration) }
+        }
+        acceptors.removeAll()
+        onDrained = drained
+        for connection in Array(connections.values) { connection.beginShutdown() }
+        checkDrained()
+    }
+
+    /// Closes every connection at once (the grace period is over).
+    public func closeAll() {
+        for connection in Array(connections.values) { connection.close() }
+    }
+
+    fileprivate func accepted(_ socket: Socket, peer: SocketAddress?, listener: ListenerInfo) {
+        guard connections.count < settings.maxConnections, !isShuttingDown else {
+            return refuseOverCapacity(socket)
+        }
+        let connection = ServerConnection(socket: socket, peer: peer, listener: listener, server: self)
+        do {
+            try connection.start()
+        } catch {
+            socket.close()
+            return
+        }
+        connections[ObjectIdentifier(connection)] = connection
+    }
+
+    func connectionClosed(_ connection: ServerConnection) {
+        connections.removeValue(forKey: ObjectIdentifier(connection))
+        checkDrained()
+    }
+
+    private func checkDrained() {
+        guard isShuttingDown, connections.isEmpty, let drained = onDrained else { return }
+        onDrained = nil
+        drained()
+    }
+
+    /// Over the connection cap: one best-effort 503 and close, without reading the request.
+    private func refuseOverCapacity(_ socket: Socket) {
+        Self.overCapacityResponse.withUnsafeBytes { _ = try? socket.send($0) }
+        socket.close()
+    }
+
+    private static let overCapacityResponse: [UInt8] = {
+        let document = ErrorDocument(status: 503, error: "over_capacity", message: "too many connections; try again later")
+        let body = document.body
+        var head = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+        head += "Content-Length: \(body.count)\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+        return Array(head.utf8) + body
+    }()
+}
+
+/// Accepts new connections from one listening socket on one loop.
+private final class Acceptor: IOHandler {
+    let listener: ListeningSocket
+    unowned let server: HTTPServer
+    var registration: IORegistration?
+
+    init(listener: ListeningSocket, server: HTTPServer) {
+        self.listener = listener
+        self.server = server
+    }
+
+    func handleIO(_ events: IOEvents) {
+        // A bounded batch per wake-up keeps one busy listener from starving the loop.
+        for _ in 0..<64 {
+            let next: (Socket, SocketAddress?)?
+            do {
+                next = try listener.accept()
+            } catch {
+                // EMFILE, ECONNABORTED and friends: nothing to do for this one; try later.
+                return
+            }
+            guard let (socket, peer) = next else { return }
+            server.accepted(socket, peer: peer, listener: listener.info)
+        }
+    }
+}

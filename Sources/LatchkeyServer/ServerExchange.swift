@@ -1,0 +1,87 @@
+import LatchkeyHTTP
+import LatchkeyLoop
+
+/// One request and the means to answer it. The proxy holds it while it works; every
+/// call goes to the connection, which owns the framing and the socket.
+public final class ServerExchange {
+    public let head: RequestHead
+    public let listener: ListenerInfo
+    public let peer: SocketAddress?
+    public let receivedAt: LoopInstant
+    public internal(set) var requestBodyBytes: UInt64 = 0
+    public internal(set) var responseBodyBytes: UInt64 = 0
+    public internal(set) var status: Int?
+    /// Set when the response was cut short (upstream failure or client gone).
+    public internal(set) var aborted = false
+    public internal(set) var finished = false
+    weak var connection: ServerConnection?
+
+    init(head: RequestHead, listener: ListenerInfo, peer: SocketAddress?, receivedAt: LoopInstant, connection: ServerConnection) {
+        self.head = head
+        self.listener = listener
+        self.peer = peer
+        self.receivedAt = receivedAt
+        self.connection = connection
+    }
+
+    /// Starts the response. Framing is the server's business: a `Content-Length` in
+    /// `fields` is honoured, otherwise HTTP/1.1 clients get chunked encoding and HTTP/1.0
+    /// clients a close-delimited body. Hop-by-hop fields must already be gone.
+    public func sendHead(status: Int, fields: HTTPFields) {
+        connection?.sendHead(self, status: status, fields: fields)
+    }
+
+    /// Queues body bytes (copied). Returns false once the buffer is over its high-water
+    /// mark: wait for `responseDrained()` before sending more.
+    @discardableResult
+    public func sendBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        connection?.sendBody(self, bytes) ?? false
+    }
+
+    /// Completes the response.
+    public func finish() {
+        connection?.finish(self)
+    }
+
+    /// Ends the response without completing it, so that the client can tell it was cut
+    /// short: no final chunk, and the connection closes after what was already queued.
+    public func abort() {
+        connection?.abort(self)
+    }
+
+    /// A whole response at once: head, body, end.
+    public func respond(status: Int, fields: HTTPFields, body: [UInt8]) {
+        var fields = fields
+        fields.set(name: "Content-Length", value: String(body.count))
+        sendHead(status: status, fields: fields)
+        if !body.isEmpty { body.withUnsafeBytes { _ = sendBody($0) } }
+        finish()
+    }
+
+    /// Answers with Latchkey's own JSON error.
+    public func respond(_ document: ErrorDocument) {
+        respond(status: document.status, fields: document.fields, body: document.body)
+    }
+
+    /// Stops delivering request body bytes until `resumeRequestBody()`.
+    public func pauseRequestBody() {
+        connection?.setRequestBodyPaused(self, true)
+    }
+
+    /// Resumes request body delivery; for `Expect: 100-continue` the first call sends the
+    /// interim 100 response.
+    public func resumeRequestBody() {
+        connection?.setRequestBodyPaused(self, false)
+    }
+}
+
+/// Which listener a connection arrived on, and the address it is bound to.
+public struct ListenerInfo: Sendable, Equatable {
+    public let index: Int
+    public let boundAddress: SocketAddress
+
+    public init(index: Int, boundAddress: SocketAddress) {
+        self.index = index
+        self.boundAddress = boundAddress
+    }
+}

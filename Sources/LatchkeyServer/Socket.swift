@@ -1,0 +1,50 @@
+import CLinux
+import LatchkeyLoop
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Owns one accepted, non-blocking client socket and closes it when released. Socket calls
+/// go through `systemCall` for EINTR and errno.
+public final class Socket {
+    public let fd: Int32
+    private var closed = false
+
+    init(fd: Int32) {
+        self.fd = fd
+    }
+
+    deinit {
+        close()
+    }
+
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        _ = Glibc.close(fd)
+    }
+
+    /// read(2). Returns the byte count, 0 at end of stream, nil when nothing is waiting.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int? {
+        do {
+            return try systemCall("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+        } catch where error.wouldBlock {
+            return nil
+        }
+    }
+
+    /// send(2) with MSG_NOSIGNAL, so a vanished peer is an EPIPE error, never a SIGPIPE.
+    /// Returns bytes written, 0 when the socket buffer is full.
+    func send(_ bytes: UnsafeRawBufferPointer) throws(SystemError) -> Int {
+        do {
+            return try systemCall("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
+        } catch where error.wouldBlock {
+            return 0
+        }
+    }
+
+    /// shutdown(SHUT_WR): tells the peer no more bytes follow, used before a lingering close.
+    func shutdownWrite() {
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+    }
+}

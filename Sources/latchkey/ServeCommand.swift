@@ -1,0 +1,106 @@
+import ArgumentParser
+import Latchkey
+import LatchkeyLoop
+import LatchkeyUpstream
+import Logging
+
+/// `latchkey serve`: runs the proxy until SIGTERM or SIGINT.
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the proxy.",
+        discussion: """
+            With --config, everything comes from the YAML file. Without it, the quick-start \
+            flags describe one listener and one route: every request is forwarded to \
+            --upstream with the given headers attached. Values given with --header are \
+            visible to other local users in the process list: prefer --bearer-token-file \
+            or a config file for real credentials.
+            """
+    )
+
+    @Option(name: .long, help: "The YAML configuration file.")
+    var config: String?
+
+    @Option(name: .long, help: "Quick start: address to listen on (HOST:PORT or unix:PATH; port 0 picks a free one).")
+    var listen: String?
+
+    @Option(name: .long, help: "Quick start: the upstream base URL (http or https).")
+    var upstream: String?
+
+    @Option(name: .customLong("header"), help: "Quick start: a header to attach, 'Name: value' (repeatable).")
+    var headers: [String] = []
+
+    @Option(name: .long, help: "Quick start: attach 'Authorization: Bearer <file contents>', re-read when the file changes.")
+    var bearerTokenFile: String?
+
+    @Option(name: .long, help: "Log format: text or json.")
+    var logFormat: LoggingSettings.Format?
+
+    @Option(name: .long, help: "Event loops (default: one per core).")
+    var loops: Int?
+
+    func validate() throws {
+        if config != nil && (upstream != nil || listen != nil || !headers.isEmpty || bearerTokenFile != nil) {
+            throw ValidationError("--config cannot be combined with the quick-start flags (--listen, --upstream, --header, --bearer-token-file).")
+        }
+        if config == nil && upstream == nil {
+            throw ValidationError("give --config FILE, or --upstream URL for a quick start.")
+        }
+        if let loops, loops < 1 { throw ValidationError("--loops must be at least 1.") }
+    }
+
+    func run() throws {
+        ProcessSignals.prepare()
+        initializeCurlGlobally()
+
+        var config = try loadConfig()
+        if let logFormat { config.logging.format = logFormat }
+        if let loops { config.server.loops = loops }
+
+        let sink = LogSink(format: config.logging.format)
+        let level = Logger.Level(rawValue: config.logging.level) ?? .info
+        LoggingSystem.bootstrap { LatchkeyLogHandler(label: $0, sink: sink, level: level) }
+        let logger = Logger(label: "latchkey")
+
+        let credentials: CredentialStore
+        do {
+            credentials = try CredentialStore(config: config, sourceName: self.config ?? "command line", logger: Logger(label: "latchkey.credentials"))
+        } catch {
+            throw CommandFailure(error.description)
+        }
+        sink.redact { credentials.snapshot.redactionValues }
+
+        let runtime: ProxyRuntime
+        do {
+            runtime = try ProxyRuntime(config: config, credentials: credentials, logger: logger)
+        } catch {
+            throw CommandFailure("\(error)")
+        }
+        for (listener, info) in zip(config.listeners, runtime.listeners) {
+            logger.info("listening", metadata: ["listener": .string(listener.name), "address": .string(info.boundAddress.description)])
+        }
+        logger.info("ready", metadata: ["loops": .stringConvertible(config.server.resolvedLoops), "routes": .stringConvertible(config.routes.count)])
+
+        let signal = try ProcessSignals.waitForTermination()
+        logger.info("shutting down", metadata: ["signal": .stringConvertible(signal), "grace_s": .string("\(config.server.gracePeriod)")])
+        runtime.shutdown()
+        logger.info("stopped")
+    }
+
+    private func loadConfig() throws -> Config {
+        do {
+            if let path = config { return try ConfigLoader.load(path: path) }
+            return try Config.quickStart(listen: listen, upstream: upstream!, headers: headers, bearerTokenFile: bearerTokenFile)
+        } catch let errors as ConfigErrors {
+            throw CommandFailure(errors.description)
+        }
+    }
+}
+
+extension LoggingSettings.Format: ExpressibleByArgument {}
+
+/// A failure already explained for the user: printed as is, exit status 1.
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
