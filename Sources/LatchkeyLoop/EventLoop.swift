@@ -65,7 +65,8 @@ public final class EventLoop {
         slots[Int(slot)].handler = handler
         let registration = IORegistration(slot: slot, generation: slots[Int(slot)].generation)
         var event = epoll_event()
-        event.events = events.epollMask | (exclusive ? EPOLLEXCLUSIVE.rawValue : 0)
+        // epoll_ctl(2): EPOLLEXCLUSIVE combines only with EPOLLIN/EPOLLOUT, not EPOLLRDHUP.
+        event.events = exclusive ? (events.epollMask & ~EPOLLRDHUP.rawValue) | EPOLLEXCLUSIVE.rawValue : events.epollMask
         event.data.u64 = registration.token
         do {
             _ = try systemCall("epoll_ctl(ADD)") { epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) }

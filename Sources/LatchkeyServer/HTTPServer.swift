@@ -48,6 +48,7 @@ public final class HTTPServer {
         guard connections.count < settings.maxConnections, !isShuttingDown else {
             return refuseOverCapacity(socket)
         }
+        if case .unix = listener.boundAddress {} else { socket.setNoDelay() }
         let connection = ServerConnection(socket: socket, peer: peer, listener: listener, server: self)
         do {
             try connection.start()

@@ -18,7 +18,6 @@ struct InputBuffer: ~Copyable {
 
     var readableCount: Int { end - start }
     var isEmpty: Bool { start == end }
-    var freeCount: Int { capacity - end }
 
     var readable: UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: storage + start, count: end - start)

@@ -89,7 +89,7 @@ final class ServerConnection: IOHandler {
 
     private func readInput() {
         while !closed {
-            if input.freeCount == 0 {
+            if input.readableCount == input.capacity {
                 // A head larger than the buffer may grow it up to the header limit; the
                 // decoder rejects anything beyond. Otherwise a full buffer is backpressure.
                 guard requestPhase == .awaitingHead, exchange == nil,
@@ -403,7 +403,7 @@ final class ServerConnection: IOHandler {
         if pendingOutput > 0 { wanted.insert(.writable) }
         // Read while there is room; stop when the buffer is full (backpressure on the
         // client), except that a head still being received may grow the buffer.
-        if !closeAfterFlush && (input.freeCount > 0 || (requestPhase == .awaitingHead && exchange == nil)) {
+        if !closeAfterFlush && (input.readableCount < input.capacity || (requestPhase == .awaitingHead && exchange == nil)) {
             wanted.insert(.readable)
         }
         guard wanted != interest else { return }

@@ -24,6 +24,13 @@ public final class Socket {
         _ = Glibc.close(fd)
     }
 
+    /// TCP_NODELAY: responses are already coalesced per loop iteration, so Nagle's
+    /// algorithm would only delay the next streamed chunk.
+    func setNoDelay() {
+        var one: Int32 = 1
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
     /// read(2). Returns the byte count, 0 at end of stream, nil when nothing is waiting.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int? {
         do {

@@ -91,8 +91,8 @@ struct ServeCommand: ParsableCommand {
         do {
             if let path = config { return try ConfigLoader.load(path: path) }
             return try Config.quickStart(listen: listen, upstream: upstream!, headers: headers, bearerTokenFile: bearerTokenFile)
-        } catch let errors as ConfigErrors {
-            throw CommandFailure(errors.description)
+        } catch {
+            throw CommandFailure(error.description)
         }
     }
 }

@@ -103,7 +103,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
 }
 
 /// The handler for requests answered locally: there is no body to forward.
-final class LocalAnswer: ExchangeHandler {
+final class LocalAnswer: ExchangeHandler, Sendable {
     static let shared = LocalAnswer()
     func requestBody(_ bytes: UnsafeRawBufferPointer) {}
     func requestBodyEnded() {}

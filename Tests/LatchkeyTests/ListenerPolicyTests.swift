@@ -1,0 +1,54 @@
+import LatchkeyHTTP
+import LatchkeyServer
+import Testing
+@testable import Latchkey
+
+@Suite struct ListenerPolicyTests {
+    private func policy(_ allowed: [String] = [], bound: SocketAddress = .ipv4(host: "127.0.0.1", port: 8080)) -> ListenerPolicy {
+        ListenerPolicy(config: ListenerConfig(name: "main", address: .tcp(host: "127.0.0.1", port: 8080), allowedHosts: allowed), bound: bound)
+    }
+
+    @Test func loopbackNamesWithThePortAreAccepted() {
+        let p = policy()
+        for host in ["localhost:8080", "127.0.0.1:8080", "[::1]:8080", "LOCALHOST:8080"] {
+            #expect(p.acceptsHost(host), "\(host)")
+        }
+    }
+
+    @Test func rebindingNamesAndWrongPortsAreRefused() {
+        let p = policy()
+        for host in ["evil.example", "evil.example:8080", "127.0.0.1:9999", "localhost", "127.0.0.1.evil:8080"] {
+            #expect(!p.acceptsHost(host), "\(host)")
+        }
+        #expect(!p.acceptsHost(nil))
+    }
+
+    @Test func configuredNamesAreAcceptedWithAndWithoutPort() {
+        let p = policy(["api.local"])
+        #expect(p.acceptsHost("api.local"))
+        #expect(p.acceptsHost("api.local:8080"))
+    }
+
+    @Test func wildcardAndUnixSocketsAcceptAnyHost() {
+        #expect(policy(["*"]).acceptsHost("anything:1"))
+        #expect(policy(bound: .unix(path: "/tmp/x.sock")).acceptsHost("whatever"))
+    }
+
+    @Test func crossSiteDetection() {
+        let host = "127.0.0.1:8080"
+        #expect(CrossSiteCheck.isCrossSite(["Sec-Fetch-Site": "cross-site"], host: host))
+        #expect(CrossSiteCheck.isCrossSite(["Origin": "https://evil.example"], host: host))
+        #expect(CrossSiteCheck.isCrossSite(["Origin": "null"], host: host))
+        #expect(!CrossSiteCheck.isCrossSite(["Origin": "http://127.0.0.1:8080"], host: host))
+        #expect(!CrossSiteCheck.isCrossSite(["Sec-Fetch-Site": "same-origin"], host: host))
+        #expect(!CrossSiteCheck.isCrossSite(["Sec-Fetch-Site": "none"], host: host))
+        #expect(!CrossSiteCheck.isCrossSite([:], host: host))
+    }
+
+    @Test func constantTimeComparison() {
+        #expect(constantTimeEquals("secret", "secret"))
+        #expect(!constantTimeEquals("secret", "secreT"))
+        #expect(!constantTimeEquals("secret", "secret2"))
+        #expect(!constantTimeEquals("", "x"))
+    }
+}

@@ -1,0 +1,27 @@
+import Testing
+@testable import Latchkey
+
+@Suite struct RequestTargetTests {
+    @Test func splitsPathAndQuery() {
+        let target = RequestTarget("/a/b?x=1&y=2")
+        #expect(target?.path == "/a/b")
+        #expect(target?.query == "x=1&y=2")
+        #expect(RequestTarget("/a")?.query == nil)
+    }
+
+    @Test(arguments: ["/a/../b", "/..", "/a/./b", "/a/%2e%2e/b", "/a/%2E./b", "/a/.%2e", "http://x/y", "*", ""])
+    func refusesDotSegmentsAndOtherForms(target: String) {
+        #expect(RequestTarget(target) == nil)
+    }
+
+    @Test(arguments: ["/a/..b", "/a/...", "/.well-known/x", "/a%2eb"])
+    func acceptsDotsThatAreNotSegments(target: String) {
+        #expect(RequestTarget(target) != nil)
+    }
+
+    @Test func hostWithoutPort() {
+        #expect(RequestTarget.hostWithoutPort("example.com:8080") == "example.com")
+        #expect(RequestTarget.hostWithoutPort("[::1]:8080") == "[::1]")
+        #expect(RequestTarget.hostWithoutPort("example.com") == "example.com")
+    }
+}

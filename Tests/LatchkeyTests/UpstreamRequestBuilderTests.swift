@@ -1,0 +1,68 @@
+import LatchkeyHTTP
+import LatchkeyServer
+import Testing
+@testable import Latchkey
+
+@Suite struct UpstreamRequestBuilderTests {
+    private func route(_ injections: [Injection], pass: Bool = false, preserveHost: Bool = false, via: String? = nil) -> Route {
+        let config = Config(listeners: [ListenerConfig(name: "main", address: .tcp(host: "127.0.0.1", port: 8080))],
+                            routes: [RouteConfig(name: "r", pathPrefix: "/api", upstream: UpstreamConfig(url: "http://up.example:9000/base"),
+                                                 injections: injections, passClientAuthorization: pass, preserveHost: preserveHost, via: via)])
+        return RouteTable(config: config).match(listener: 0, path: "/api", host: nil)!
+    }
+
+    private func head(_ fields: HTTPFields, target: String = "/api/x?a=1") -> RequestHead {
+        RequestHead(method: "GET", target: target, version: .http1_1, fields: fields, framing: .none, keepAlive: true, expectsContinue: false)
+    }
+
+    private func build(_ route: Route, _ head: RequestHead, secrets: [String: String] = ["tok": "s3cret value"]) -> (url: String, fields: HTTPFields) {
+        let target = RequestTarget(head.target)!
+        let request = UpstreamRequestBuilder.build(head: head, route: route, path: target.path, query: target.query,
+                                                   clientHost: head.fields["Host"], peer: .ipv4(host: "127.0.0.1", port: 5555),
+                                                   removingField: "X-Inbound", credential: { secrets[$0] })
+        return (request.url, request.fields)
+    }
+
+    @Test func headerInjectionReplacesTheClientsAuthorization() {
+        let r = route([Injection(target: .header("Authorization"), credential: "tok", template: CredentialTemplate(prefix: "Bearer "))])
+        let out = build(r, head(["Host": "127.0.0.1:8080", "Authorization": "Bearer mine", "X-Inbound": "secret"]))
+        #expect(out.fields.values(named: "Authorization") == ["Bearer s3cret value"])
+        #expect(out.fields["Host"] == "up.example:9000")
+        #expect(out.fields["X-Inbound"] == nil)
+        #expect(out.url == "http://up.example:9000/base/x?a=1")
+    }
+
+    @Test func clientAuthorizationPassedWhenAllowed() {
+        let r = route([Injection(target: .header("X-Api-Key"), credential: "tok", template: CredentialTemplate())], pass: true)
+        let out = build(r, head(["Host": "h", "Authorization": "Bearer mine"]))
+        #expect(out.fields["Authorization"] == "Bearer mine")
+        #expect(out.fields["X-Api-Key"] == "s3cret value")
+    }
+
+    @Test func queryInjectionEncodesAndReplacesTheClientsValue() {
+        let r = route([Injection(target: .query("api_key"), credential: "tok", template: CredentialTemplate())])
+        let out = build(r, head(["Host": "h"], target: "/api/x?api_key=forged&b=2"))
+        #expect(out.url == "http://up.example:9000/base/x?b=2&api_key=s3cret%20value")
+    }
+
+    @Test func cookieInjectionMergesWithTheClientsCookies() {
+        let r = route([Injection(target: .cookie("session"), credential: "tok", template: CredentialTemplate())])
+        let out = build(r, head(["Host": "h", "Cookie": "a=1; session=forged", "Cookie": "b=2"]))
+        #expect(out.fields.values(named: "Cookie") == ["a=1; b=2; session=s3cret value"])
+    }
+
+    @Test func hopByHopForwardedAndVia() {
+        let r = route([], preserveHost: true, via: "latchkey")
+        let out = build(r, head(["Host": "127.0.0.1:8080", "Connection": "close, X-Hop", "X-Hop": "1", "Keep-Alive": "5",
+                                 "X-Forwarded-For": "10.0.0.1", "Authorization": "Bearer mine"]))
+        #expect(out.fields["X-Hop"] == nil)
+        #expect(out.fields["Keep-Alive"] == nil)
+        #expect(out.fields["Connection"] == nil)
+        #expect(out.fields["Host"] == "127.0.0.1:8080")
+        #expect(out.fields["X-Forwarded-For"] == "10.0.0.1, 127.0.0.1")
+        #expect(out.fields["X-Forwarded-Proto"] == "http")
+        #expect(out.fields["X-Forwarded-Host"] == "127.0.0.1:8080")
+        #expect(out.fields["Via"] == "1.1 latchkey")
+        #expect(out.fields["Authorization"] == "Bearer mine")
+    }
+}
