@@ -68,7 +68,7 @@ struct ServeCommand: ParsableCommand {
         } catch {
             throw CommandFailure(error.description)
         }
-        sink.redact { credentials.snapshot.redactionValues }
+        sink.redact(credentials)
 
         let runtime: ProxyRuntime
         do {

@@ -12,21 +12,24 @@ public final class LogSink: Sendable {
     private let format: LoggingSettings.Format
     private let fd: Int32
     private let writeLock = Mutex(())
-    private let secrets = Mutex<@Sendable () -> [String]>({ [] })
+    // A reference, not a closure: reading a closure through `withLock`'s inout parameter
+    // re-wraps it in a reabstraction thunk on every access.
+    private let credentials = Mutex<CredentialStore?>(nil)
 
     public init(format: LoggingSettings.Format, fd: Int32 = 2) {
         self.format = format
         self.fd = fd
     }
 
-    /// Names the secrets to mask; called once the credentials are loaded.
-    public func redact(_ values: @escaping @Sendable () -> [String]) {
-        secrets.withLock { $0 = values }
+    /// Masks the values `store` holds, from now on; called once the credentials are loaded.
+    public func redact(_ store: CredentialStore) {
+        credentials.withLock { $0 = store }
     }
 
     func write(level: Logger.Level, label: String, message: String, metadata: Logger.Metadata) {
         var line = LogLine.format(format, level: level, label: label, message: message, metadata: metadata, timestamp: LogLine.timestamp())
-        for secret in secrets.withLock({ $0 })() where !secret.isEmpty && line.contains(secret) {
+        let secrets = credentials.withLock { $0 }?.snapshot.redactionValues ?? []
+        for secret in secrets where !secret.isEmpty && line.contains(secret) {
             line = line.replacingOccurrences(secret, with: "[REDACTED]")
         }
         writeLock.withLock { _ in

@@ -1,0 +1,102 @@
+extension Config {
+    /// The label problems from the command line carry in place of a file name.
+    public static let commandLineSource = "command line"
+
+    /// The configuration for `latchkey serve --listen … --upstream … --header …
+    /// --bearer-token-file …`: one listener, one route `default` for every path, and one
+    /// credential per injected header.
+    ///
+    /// - Parameters:
+    ///   - listen: the listen address; `127.0.0.1:8080` when nil. Only loopback and Unix
+    ///     sockets: a reachable listener needs inbound settings, which only a file gives.
+    ///   - upstream: the base URL every request goes to.
+    ///   - headers: `Name: value` each; the value is a literal secret (a credential named
+    ///     `header-1`, `header-2`, … so that logs redact it).
+    ///   - bearerTokenFile: a file holding a token, sent as `Authorization: Bearer <token>`
+    ///     and re-read when the file changes (credential `bearer-token`).
+    public static func quickStart(
+        listen: String?, upstream: String, headers: [String], bearerTokenFile: String?
+    ) throws(ConfigErrors) -> Config {
+        var problems: [ConfigProblem] = []
+        func problem(_ flag: String, _ message: String, expected: String? = nil) {
+            problems.append(ConfigProblem(file: commandLineSource, path: flag, message: message, expected: expected))
+        }
+
+        var address = ConfigValidator.defaultListen
+        if let listen {
+            switch ConfigSyntax.listenAddress(listen, baseDirectory: nil) {
+            case .success(let parsed):
+                address = parsed
+                if !ConfigSyntax.isLocalOnly(parsed) {
+                    problem(
+                        "--listen", "a listener on \(parsed) can be reached from other machines; "
+                            + "use a config file with inbound.shared_secret or inbound.open: true",
+                        expected: "a loopback address such as 127.0.0.1:8080, or unix:/path"
+                    )
+                }
+            case .failure(let failure):
+                problem("--listen", failure.message, expected: failure.expected)
+            }
+        }
+
+        if case .failure(let failure) = ConfigSyntax.upstreamURL(upstream) {
+            problem("--upstream", failure.message, expected: failure.expected)
+        }
+
+        var credentials: [String: SecretSource] = [:]
+        var injections: [Injection] = []
+        var injected: Set<String> = []
+        for (index, header) in headers.enumerated() {
+            let flag = "--header #\(index + 1)"
+            guard let colon = header.firstIndex(of: ":") else {
+                problem(flag, "missing ':'", expected: "'Name: value'")
+                continue
+            }
+            let name = String(header[..<colon]).trimmingASCIIWhitespace()
+            let value = String(header[header.index(after: colon)...]).trimmingASCIIWhitespace()
+            if let failure = ConfigSyntax.injectableHeader(name) {
+                problem(flag, failure.message, expected: failure.expected)
+                continue
+            }
+            do {
+                _ = try SecretResolver.validate(value, origin: "the header value")
+            } catch {
+                problem(flag, error.message, expected: "'Name: value' with a non-empty value on one line")
+                continue
+            }
+            if !injected.insert(name.lowercased()).inserted {
+                problem(flag, "the header\(ConfigSyntax.quoted(name)) is given twice", expected: "each header once")
+                continue
+            }
+            let credential = "header-\(index + 1)"
+            credentials[credential] = .inline(value)
+            injections.append(Injection(target: .header(name), credential: credential, template: .token))
+        }
+
+        if let bearerTokenFile {
+            if bearerTokenFile.isEmpty {
+                problem("--bearer-token-file", "empty path", expected: "the path of a file holding the token")
+            } else if !injected.insert("authorization").inserted {
+                problem("--bearer-token-file", "an Authorization header is also given with --header", expected: "one of the two")
+            } else {
+                do {
+                    _ = try SecretResolver.resolve(.file(bearerTokenFile), environment: [:])
+                } catch {
+                    problem("--bearer-token-file", error.message, expected: "a readable file holding the token")
+                }
+                credentials["bearer-token"] = .file(bearerTokenFile)
+                injections.append(Injection(
+                    target: .header("Authorization"), credential: "bearer-token",
+                    template: CredentialTemplate(prefix: "Bearer ")
+                ))
+            }
+        }
+
+        guard problems.isEmpty else { throw ConfigErrors(problems) }
+        return Config(
+            listeners: [ListenerConfig(name: "main", address: address)],
+            routes: [RouteConfig(name: "default", upstream: UpstreamConfig(url: upstream), injections: injections)],
+            credentials: credentials
+        )
+    }
+}

@@ -1,0 +1,316 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Turns the raw document into a `Config`: applies defaults, checks every value and every
+/// cross-reference, and records each problem with its path. It always finishes, so that
+/// one run reports everything; the loader throws if anything was recorded.
+struct ConfigValidator {
+    struct Options {
+        /// Relative file paths (secrets, CA files, Unix sockets) are taken against this.
+        var baseDirectory: String?
+        /// Read secret files and environment variables, and check that TLS files are
+        /// readable, as `serve` would at start.
+        var checkExternal: Bool
+        var environment: [String: String]
+    }
+
+    let options: Options
+    var diagnostics = Diagnostics()
+
+    init(options: Options) {
+        self.options = options
+    }
+
+    static let defaultListen = ListenAddress.tcp(host: "127.0.0.1", port: 8080)
+    static let defaultSharedSecretHeader = "X-Latchkey-Secret"
+    static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+
+    mutating func validate(_ raw: RawConfig) -> Config {
+        let server = validateServer(raw.server, at: ConfigPath.root / "server")
+        let listeners = validateListeners(raw.listeners, at: ConfigPath.root / "listeners")
+        let credentials = validateCredentials(raw.credentials, at: ConfigPath.root / "credentials")
+        let routes = validateRoutes(raw.routes, at: ConfigPath.root / "routes", listeners: listeners, credentials: credentials)
+        let limits = validateLimits(raw.limits, at: ConfigPath.root / "limits")
+        let logging = validateLogging(raw.logging, at: ConfigPath.root / "logging")
+        return Config(
+            server: server, listeners: listeners.configs, routes: routes,
+            credentials: credentials.sources, limits: limits, logging: logging
+        )
+    }
+
+    // MARK: server
+
+    private mutating func validateServer(_ raw: RawServer?, at path: ConfigPath) -> ServerSettings {
+        var settings = ServerSettings()
+        guard let raw else { return settings }
+        if let loops = raw.loops {
+            if (1...1024).contains(loops) {
+                settings.loops = loops
+            } else {
+                diagnostics.error(path / "loops", "out of range", expected: "an integer from 1 to 1024; omit for one per core")
+            }
+        }
+        if let grace = raw.gracePeriod?.value {
+            settings.gracePeriod = grace
+        }
+        return settings
+    }
+
+    // MARK: listeners
+
+    struct Listeners {
+        var configs: [ListenerConfig] = []
+        /// Names that exist, including those of entries that failed to decode.
+        var names: Set<String> = []
+        /// False when an entry failed to decode: its name is unknown, so references to
+        /// missing listeners are not reported (they may be the broken entry).
+        var complete = true
+    }
+
+    private mutating func validateListeners(_ raw: LenientList<RawListener>?, at path: ConfigPath) -> Listeners {
+        var result = Listeners()
+        guard let raw else {
+            result.configs = [ListenerConfig(name: "main", address: Self.defaultListen)]
+            result.names = ["main"]
+            return result
+        }
+        if raw.items.isEmpty {
+            diagnostics.error(path, "no listeners", expected: "at least one listener; omit the key for 127.0.0.1:8080")
+        }
+        result.complete = !raw.items.contains { $0 == nil }
+        var firstByName: [String: Int] = [:]
+        var firstByAddress: [String: Int] = [:]
+        for (index, listener) in raw.decoded {
+            let itemPath = path[index]
+            let name = listener.name ?? "main"
+            if !ConfigSyntax.isName(name) {
+                diagnostics.error(itemPath / "name", "invalid name", expected: ConfigSyntax.nameExpectation)
+            } else if let first = firstByName[name] {
+                diagnostics.error(
+                    itemPath / (listener.name == nil ? "listen" : "name"),
+                    "duplicate listener name\(ConfigSyntax.quoted(name)) (also listeners[\(first)])",
+                    expected: "a unique name for each listener"
+                )
+            } else {
+                firstByName[name] = index
+            }
+            result.names.insert(name)
+
+            let address: ListenAddress?
+            if let listen = listener.listen {
+                switch ConfigSyntax.listenAddress(listen, baseDirectory: options.baseDirectory) {
+                case .success(let parsed): address = parsed
+                case .failure(let failure):
+                    diagnostics.error(itemPath / "listen", failure.message, expected: failure.expected)
+                    address = nil
+                }
+            } else {
+                diagnostics.error(itemPath, "missing key 'listen'", expected: ConfigSyntax.listenExpectation)
+                address = nil
+            }
+            if let address, !address.isEphemeralPort {
+                if let first = firstByAddress[address.description] {
+                    diagnostics.error(itemPath / "listen", "address already used by listeners[\(first)]", expected: "a different address or port")
+                } else {
+                    firstByAddress[address.description] = index
+                }
+            }
+
+            var allowedHosts: [String] = []
+            for (hostIndex, host) in listener.allowedHosts?.decoded ?? [] {
+                // "*": any Host (for a sidecar reached under names not known in advance).
+                if host == "*" {
+                    allowedHosts.append(host)
+                    continue
+                }
+                switch ConfigSyntax.hostPattern(host, allowPort: true) {
+                case .success(let pattern): allowedHosts.append(pattern)
+                case .failure(let failure): diagnostics.error((itemPath / "allowed_hosts")[hostIndex], failure.message, expected: failure.expected)
+                }
+            }
+
+            let inbound = validateInbound(listener.inbound, at: itemPath / "inbound")
+            if let address, inbound == .loopbackOnly, !ConfigSyntax.isLocalOnly(address) {
+                diagnostics.error(
+                    itemPath / "listen",
+                    "a listener on \(address) can be reached from other machines and would let them use the credentials; "
+                        + "add inbound.shared_secret to require a secret header, or inbound.open: true to allow anyone who can reach it",
+                    expected: "inbound.shared_secret or inbound.open: true"
+                )
+            }
+            result.configs.append(ListenerConfig(
+                name: name, address: address ?? Self.defaultListen, allowedHosts: allowedHosts, inbound: inbound
+            ))
+        }
+        return result
+    }
+
+    private mutating func validateInbound(_ raw: RawInbound?, at path: ConfigPath) -> InboundAccess {
+        guard let raw else { return .loopbackOnly }
+        let open = raw.open ?? false
+        if open, raw.sharedSecret != nil {
+            diagnostics.error(path, "both shared_secret and open: true", expected: "one of shared_secret or open: true")
+            return .loopbackOnly
+        }
+        if open { return .open }
+        guard let shared = raw.sharedSecret else {
+            if raw.open == nil {
+                diagnostics.error(path, "inbound names no check", expected: "shared_secret or open: true")
+            }
+            return .loopbackOnly
+        }
+        let headerPath = path / "shared_secret" / "header"
+        let header = shared.header ?? Self.defaultSharedSecretHeader
+        if let failure = ConfigSyntax.injectableHeader(header) {
+            diagnostics.error(headerPath, failure.message, expected: failure.expected)
+        }
+        guard let secret = secretSource(shared.secret, at: path / "shared_secret") else { return .loopbackOnly }
+        return .sharedSecret(header: header, secret: secret)
+    }
+
+    // MARK: credentials
+
+    struct Credentials {
+        var sources: [String: SecretSource] = [:]
+        /// Names that exist, including those whose entry failed to decode.
+        var names: Set<String> = []
+    }
+
+    private mutating func validateCredentials(_ raw: LenientMap<RawSecret>?, at path: ConfigPath) -> Credentials {
+        var result = Credentials()
+        for (name, secret) in raw?.entries ?? [] {
+            result.names.insert(name)
+            let entryPath = path / name
+            if !ConfigSyntax.isName(name) {
+                diagnostics.error(entryPath, "invalid credential name", expected: ConfigSyntax.nameExpectation)
+            }
+            if let secret, let source = secretSource(secret, at: entryPath) {
+                result.sources[name] = source
+            }
+        }
+        return result
+    }
+
+    /// Exactly one of value, env, file; checked (and, with `checkExternal`, read) here so
+    /// that a missing file is reported with its line.
+    mutating func secretSource(_ raw: RawSecret, at path: ConfigPath) -> SecretSource? {
+        let given = [raw.value.map { _ in "value" }, raw.env.map { _ in "env" }, raw.file.map { _ in "file" }].compactMap { $0 }
+        guard given.count == 1 else {
+            diagnostics.error(
+                path, given.isEmpty ? "no secret given" : "more than one of \(given.joined(separator: ", "))",
+                expected: "exactly one of value, env, file"
+            )
+            return nil
+        }
+        let source: SecretSource
+        let keyPath: ConfigPath
+        if let value = raw.value {
+            source = .inline(value)
+            keyPath = path / "value"
+        } else if let env = raw.env {
+            guard !env.isEmpty, !env.contains("="), !env.utf8.contains(where: ConfigSyntax.isControl) else {
+                diagnostics.error(path / "env", "invalid environment variable name", expected: "a name such as GITHUB_TOKEN")
+                return nil
+            }
+            source = .environment(env)
+            keyPath = path / "env"
+        } else {
+            let file = raw.file ?? ""
+            guard !file.isEmpty else {
+                diagnostics.error(path / "file", "empty path", expected: "the path of a file holding the secret")
+                return nil
+            }
+            source = .file(ConfigSyntax.resolve(file, against: options.baseDirectory))
+            keyPath = path / "file"
+        }
+        // Inline values are checked always (no I/O); the rest only when asked to.
+        if case .inline = source {
+            do {
+                _ = try SecretResolver.resolve(source, environment: [:])
+            } catch {
+                diagnostics.error(keyPath, error.message, expected: "a non-empty value on one line")
+            }
+        } else if options.checkExternal {
+            do {
+                _ = try SecretResolver.resolve(source, environment: options.environment)
+            } catch {
+                diagnostics.error(keyPath, error.message, expected: nil)
+            }
+        }
+        return source
+    }
+
+    /// With `checkExternal`, a file the proxy must read at start (CA, certificate, key).
+    mutating func checkReadableFile(_ path: String, at configPath: ConfigPath) {
+        guard options.checkExternal else { return }
+        if access(path, R_OK) != 0 {
+            diagnostics.error(configPath, "cannot read \(path)", expected: "a readable file")
+        }
+    }
+
+    // MARK: limits, logging
+
+    private mutating func validateLimits(_ raw: RawLimits?, at path: ConfigPath) -> Limits {
+        var limits = Limits()
+        guard let raw else { return limits }
+        func positiveInt(_ value: UInt64?, _ key: String, maximum: UInt64 = UInt64(Int32.max)) -> Int? {
+            guard let value else { return nil }
+            guard value > 0, value <= maximum else {
+                diagnostics.error(path / key, "out of range", expected: "a size from 1 to \(maximum)")
+                return nil
+            }
+            return Int(value)
+        }
+        if let value = positiveInt(raw.maxRequestLine?.value, "max_request_line") { limits.maxRequestLineBytes = value }
+        if let value = positiveInt(raw.maxHeaderBytes?.value, "max_header_bytes") { limits.maxHeaderBytes = value }
+        if let value = raw.maxHeaders.flatMap({ positiveInt($0 < 0 ? 0 : UInt64($0), "max_headers", maximum: 100_000) }) {
+            limits.maxHeaderCount = value
+        }
+        if let value = raw.maxBodyBytes?.value { limits.maxRequestBodyBytes = value }
+        if let value = raw.maxConnections.flatMap({ positiveInt($0 < 0 ? 0 : UInt64($0), "max_connections", maximum: 10_000_000) }) {
+            limits.maxConnections = value
+        }
+        if let value = positiveDuration(raw.headTimeout, at: path / "head_timeout") { limits.headTimeout = value }
+        if let value = positiveDuration(raw.idleTimeout, at: path / "idle_timeout") { limits.idleTimeout = value }
+        return limits
+    }
+
+    mutating func positiveDuration(_ raw: RawDuration?, at path: ConfigPath) -> Duration? {
+        guard let value = raw?.value else { return nil }
+        guard value > .zero else {
+            diagnostics.error(path, "must be longer than zero", expected: ConfigScalars.durationExpectation)
+            return nil
+        }
+        return value
+    }
+
+    private mutating func validateLogging(_ raw: RawLogging?, at path: ConfigPath) -> LoggingSettings {
+        var settings = LoggingSettings()
+        guard let raw else { return settings }
+        if let level = raw.level {
+            if Self.logLevels.contains(level.lowercased()) {
+                settings.level = level.lowercased()
+            } else {
+                diagnostics.error(path / "level", "unknown log level", expected: "one of " + Self.logLevels.joined(separator: ", "))
+            }
+        }
+        if let format = raw.format {
+            if let parsed = LoggingSettings.Format(rawValue: format.lowercased()) {
+                settings.format = parsed
+            } else {
+                diagnostics.error(path / "format", "unknown log format", expected: "text or json")
+            }
+        }
+        if let accessLog = raw.accessLog { settings.accessLog = accessLog }
+        return settings
+    }
+}
+
+extension ListenAddress {
+    /// Port 0 asks the kernel for a free port: two such listeners never collide.
+    var isEphemeralPort: Bool {
+        if case .tcp(_, 0) = self { return true }
+        return false
+    }
+}

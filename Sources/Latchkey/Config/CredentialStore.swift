@@ -1,0 +1,202 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Logging
+import Synchronization
+
+/// One secret the proxy holds: a credential, or a listener's inbound shared secret.
+public struct SecretEntry: Sendable, Equatable {
+    /// The credential's name, or `Config.inboundSecretName(listener:)`.
+    public var name: String
+    public var source: SecretSource
+    /// Where it is configured, for messages: `credentials.github`.
+    public var configPath: String
+
+    public init(name: String, source: SecretSource, configPath: String) {
+        self.name = name
+        self.source = source
+        self.configPath = configPath
+    }
+}
+
+/// The secret values at one moment. Immutable: the hot path takes one per request from
+/// `CredentialStore.snapshot` and reads it without further locking.
+public final class CredentialSnapshot: Sendable {
+    /// Increases by one each time a value changes.
+    public let generation: UInt64
+    public let values: [String: String]
+    /// Every distinct value, longest first, for log redaction.
+    public let redactionValues: [String]
+
+    public init(generation: UInt64, values: [String: String]) {
+        self.generation = generation
+        self.values = values
+        self.redactionValues = Set(values.values).sorted { $0.utf8.count > $1.utf8.count }
+    }
+
+    public subscript(name: String) -> String? { values[name] }
+}
+
+/// What one reload pass found.
+public struct CredentialReload: Sendable, Equatable {
+    /// Names whose value changed, sorted.
+    public var changed: [String]
+    /// Names whose file could not be read this time (the last good value stays in use),
+    /// with the reason; never the value.
+    public var failures: [String: String]
+}
+
+/// Holds the resolved secrets and re-reads `file:` sources when they change.
+///
+/// Readers call `snapshot` (a lock held for one reference copy). One background timer calls
+/// `reloadIfChanged()` every second or so; the file reads happen under a separate lock, so
+/// readers never wait for I/O.
+public final class CredentialStore: Sendable {
+    private struct WatchedFile: Sendable {
+        var name: String
+        var path: String
+        var signature: FileSignature?
+        var value: String
+        /// Read again on the next pass even if the signature is the same.
+        var recheck: Bool
+        /// The last failure, to log a problem once rather than every second.
+        var failure: String?
+    }
+
+    private let current: Mutex<CredentialSnapshot>
+    private let watched: Mutex<[WatchedFile]>
+    private let logger: Logger
+
+    /// Resolves every entry; throws every one that cannot be resolved.
+    public init(
+        entries: [SecretEntry],
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        sourceName: String = "config",
+        logger: Logger = Logger(label: "latchkey.credentials")
+    ) throws(ConfigErrors) {
+        var values: [String: String] = [:]
+        var files: [WatchedFile] = []
+        var problems: [ConfigProblem] = []
+        for entry in entries {
+            // Stat before reading: a change between the two is then seen on the next pass.
+            let signature: FileSignature? = if case .file(let path) = entry.source { FileSignature(path: path) } else { nil }
+            do {
+                let value = try SecretResolver.resolve(entry.source, environment: environment)
+                values[entry.name] = value
+                if case .file(let path) = entry.source {
+                    files.append(WatchedFile(
+                        name: entry.name, path: path, signature: signature, value: value,
+                        recheck: signature?.isRecent ?? true
+                    ))
+                }
+            } catch {
+                problems.append(ConfigProblem(file: sourceName, path: entry.configPath, message: error.message))
+            }
+        }
+        guard problems.isEmpty else { throw ConfigErrors(problems) }
+        self.current = Mutex(CredentialSnapshot(generation: 0, values: values))
+        self.watched = Mutex(files)
+        self.logger = logger
+    }
+
+    /// Every credential and inbound secret of `config`.
+    public convenience init(
+        config: Config,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        sourceName: String = "config",
+        logger: Logger = Logger(label: "latchkey.credentials")
+    ) throws(ConfigErrors) {
+        try self.init(entries: config.secretEntries, environment: environment, sourceName: sourceName, logger: logger)
+    }
+
+    /// The values now. Cheap: one lock round trip and a reference copy.
+    public var snapshot: CredentialSnapshot {
+        current.withLock { $0 }
+    }
+
+    public subscript(name: String) -> String? { snapshot[name] }
+
+    /// Re-reads the files whose stat signature changed (or whose last read failed, or that
+    /// changed too recently for the signature to be trusted), logs
+    /// failures without values, and returns the names whose value changed.
+    @discardableResult
+    public func reloadIfChanged() -> [String] {
+        reload().changed
+    }
+
+    /// Like `reloadIfChanged()`, also returning the files that could not be read.
+    public func reload() -> CredentialReload {
+        var updates: [String: String] = [:]
+        var failures: [String: String] = [:]
+        watched.withLock { files in
+            for index in files.indices {
+                let file = files[index]
+                let signature = FileSignature(path: file.path)
+                if let signature, signature == file.signature, file.failure == nil, !file.recheck { continue }
+                do throws(SecretError) {
+                    guard let signature else {
+                        throw SecretError("cannot stat \(file.path)")
+                    }
+                    let value = try SecretResolver.resolve(.file(file.path), environment: [:])
+                    files[index].signature = signature
+                    files[index].recheck = signature.isRecent
+                    if file.failure != nil {
+                        files[index].failure = nil
+                        logger.notice("credential file readable again", metadata: ["credential": "\(file.name)", "path": "\(file.path)"])
+                    }
+                    if value != file.value {
+                        files[index].value = value
+                        updates[file.name] = value
+                    }
+                } catch {
+                    failures[file.name] = error.message
+                    files[index].signature = nil
+                    if file.failure != error.message {
+                        files[index].failure = error.message
+                        logger.error(
+                            "cannot reload credential file; keeping the last good value",
+                            metadata: ["credential": "\(file.name)", "path": "\(file.path)", "error": "\(error.message)"]
+                        )
+                    }
+                }
+            }
+        }
+        if !updates.isEmpty {
+            current.withLock { snapshot in
+                snapshot = CredentialSnapshot(generation: snapshot.generation + 1, values: snapshot.values.merging(updates) { $1 })
+            }
+            for name in updates.keys.sorted() {
+                logger.info("credential reloaded from its file", metadata: ["credential": "\(name)"])
+            }
+        }
+        return CredentialReload(changed: updates.keys.sorted(), failures: failures)
+    }
+}
+
+extension Config {
+    /// The key under which a listener's inbound shared secret is held in a
+    /// `CredentialStore`. The ':' keeps it apart from credential names, which cannot
+    /// contain one.
+    public static func inboundSecretName(listener: String) -> String {
+        "inbound:" + listener
+    }
+
+    /// Every secret this configuration needs: its credentials, then its listeners' inbound
+    /// shared secrets.
+    public var secretEntries: [SecretEntry] {
+        var entries = credentials.keys.sorted().map { name in
+            SecretEntry(name: name, source: credentials[name]!, configPath: "credentials.\(name)")
+        }
+        for (index, listener) in listeners.enumerated() {
+            if case .sharedSecret(_, let secret) = listener.inbound {
+                entries.append(SecretEntry(
+                    name: Self.inboundSecretName(listener: listener.name), source: secret,
+                    configPath: "listeners[\(index)].inbound.shared_secret"
+                ))
+            }
+        }
+        return entries
+    }
+}

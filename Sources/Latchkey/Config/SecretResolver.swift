@@ -1,0 +1,121 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LatchkeyLoop
+
+/// Why a secret could not be read. The message names the file or variable, never a value.
+public struct SecretError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+
+    public init(_ message: String) {
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// Turns a `SecretSource` into its value: inline text, an environment variable, or a file
+/// whose trailing line break is trimmed (as `echo token > file` and Kubernetes leave it).
+public enum SecretResolver {
+    /// A secret file larger than this is refused: it is not a token, and a mistaken
+    /// `/dev/zero` must not hang the loader.
+    public static let maxFileBytes = 64 * 1024
+
+    public static func resolve(_ source: SecretSource, environment: [String: String]) throws(SecretError) -> String {
+        switch source {
+        case .inline(let value):
+            return try validate(value, origin: "the inline value")
+        case .environment(let name):
+            guard let value = environment[name] else {
+                throw SecretError("environment variable \(name) is not set")
+            }
+            return try validate(value, origin: "environment variable \(name)")
+        case .file(let path):
+            return try validate(trimTrailingLineBreaks(try readFile(path)), origin: "file \(path)")
+        }
+    }
+
+    /// Secrets travel in header, query and cookie values: an empty one is a mistake and a
+    /// line break or NUL would split or end the field (header injection).
+    static func validate(_ value: String, origin: String) throws(SecretError) -> String {
+        if value.isEmpty { throw SecretError("\(origin) is empty") }
+        if value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) {
+            throw SecretError("\(origin) contains a line break or NUL")
+        }
+        return value
+    }
+
+    static func trimTrailingLineBreaks(_ text: String) -> String {
+        let bytes = text.utf8
+        let trailing = bytes.reversed().prefix { $0 == 0x0A || $0 == 0x0D }.count
+        return trailing == 0 ? text : String(decoding: bytes.dropLast(trailing), as: UTF8.self)
+    }
+
+    /// open(2)/read(2) rather than Foundation, to say why a read failed (errno).
+    static func readFile(_ path: String) throws(SecretError) -> String {
+        let fd: Int32
+        do {
+            fd = try systemCall("open") { open(path, O_RDONLY | O_CLOEXEC) }
+        } catch {
+            throw SecretError("cannot open \(path): \(reason(error.errno))")
+        }
+        defer { close(fd) }
+        var contents: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            var failure: Int32 = 0
+            let count = chunk.withUnsafeMutableBytes { buffer -> Int in
+                do throws(SystemError) {
+                    return try systemCall("read") { read(fd, buffer.baseAddress, buffer.count) }
+                } catch {
+                    failure = error.errno
+                    return -1
+                }
+            }
+            if count < 0 { throw SecretError("cannot read \(path): \(reason(failure))") }
+            if count == 0 { break }
+            contents.append(contentsOf: chunk[..<count])
+            if contents.count > maxFileBytes {
+                throw SecretError("\(path) is larger than \(maxFileBytes) bytes, which is not a secret")
+            }
+        }
+        return String(decoding: contents, as: UTF8.self)
+    }
+
+    private static func reason(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+}
+
+/// What stat(2) says about a file, following symbolic links: Kubernetes rotates a mounted
+/// secret by swapping the `..data` symlink, so the target's identity changes.
+struct FileSignature: Equatable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modified: Int64
+    var modifiedNanoseconds: Int
+    var changed: Int64
+    var changedNanoseconds: Int
+
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        modified = Int64(info.st_mtim.tv_sec)
+        modifiedNanoseconds = Int(info.st_mtim.tv_nsec)
+        changed = Int64(info.st_ctim.tv_sec)
+        changedNanoseconds = Int(info.st_ctim.tv_nsec)
+    }
+
+    /// Modified so recently that a rewrite within the file system's timestamp granularity
+    /// could leave the signature unchanged (git's "racily clean" problem): such a file is
+    /// read again on the next pass until it has aged.
+    var isRecent: Bool {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return max(modified, changed) >= Int64(now.tv_sec) - 2
+    }
+}
