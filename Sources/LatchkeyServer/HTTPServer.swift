@@ -26,14 +26,20 @@ public final class HTTPServer {
         acceptors.append(acceptor)
     }
 
-    /// Stops accepting, closes idle connections, lets busy ones finish their response,
-    /// and calls `drained` on this loop when none are left.
-    public func shutdown(drained: @escaping () -> Void) {
+    /// Stops accepting on this loop; the caller closes the listening sockets once every
+    /// loop has stopped.
+    public func stopAccepting() {
         isShuttingDown = true
         for acceptor in acceptors {
             if let registration = acceptor.registration { loop.unregister(registration) }
         }
         acceptors.removeAll()
+    }
+
+    /// Closes idle connections, lets busy ones finish their response, and calls `drained`
+    /// on this loop when none are left.
+    public func drain(then drained: @escaping () -> Void) {
+        stopAccepting()
         onDrained = drained
         for connection in Array(connections.values) { connection.beginShutdown() }
         checkDrained()

@@ -1,5 +1,6 @@
 import CLinux
 import LatchkeyLoop
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -47,15 +48,28 @@ public final class ListeningSocket: Sendable {
                 info = ListenerInfo(index: index, boundAddress: bound)
             }
         } catch {
-            close(fd)
+            _ = Glibc.close(fd)
             throw error
         }
         self.fd = fd
         if case .unix(let path) = address { unixPath = path } else { unixPath = nil }
     }
 
+    private let closed = Mutex(false)
+
     deinit {
-        close(fd)
+        close()
+    }
+
+    /// Closes the socket, so that the kernel stops completing handshakes for it, and
+    /// removes a Unix socket's file. Call after every loop has stopped accepting on it.
+    public func close() {
+        let wasClosed = closed.withLock { closed in
+            defer { closed = true }
+            return closed
+        }
+        guard !wasClosed else { return }
+        _ = Glibc.close(fd)
         if let unixPath { unlink(unixPath) }
     }
 

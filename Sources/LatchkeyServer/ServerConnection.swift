@@ -30,6 +30,7 @@ final class ServerConnection: IOHandler {
     private var flushScheduled = false
     private var processScheduled = false
     private(set) var closed = false
+    private var lingering = false
 
     private lazy var timer = LoopTimer { [unowned self] in self.timerFired() }
     private var timerMode = TimerMode.none
@@ -82,6 +83,7 @@ final class ServerConnection: IOHandler {
     // MARK: IO events
 
     func handleIO(_ events: IOEvents) {
+        if lingering { return discardUntilClosed() }
         if events.contains(.writable) { flush() }
         if !closed, !events.isDisjoint(with: [.readable, .hangup, .error]) { readInput() }
         if !closed { updateInterest() }
@@ -383,7 +385,7 @@ final class ServerConnection: IOHandler {
         if outputOffset == output.count {
             outputOffset = 0
             output.removeAll(keepingCapacity: output.capacity <= 1 << 20)
-            if closeAfterFlush { return close() }
+            if closeAfterFlush { return lingerThenClose() }
         } else if outputOffset > 64 * 1024 && outputOffset * 2 > output.count {
             output.removeFirst(outputOffset)
             outputOffset = 0
@@ -398,7 +400,7 @@ final class ServerConnection: IOHandler {
     // MARK: interest, timers, closing
 
     private func updateInterest() {
-        guard !closed, let registration else { return }
+        guard !closed, !lingering, let registration else { return }
         var wanted: IOEvents = []
         if pendingOutput > 0 { wanted.insert(.writable) }
         // Read while there is room; stop when the buffer is full (backpressure on the
@@ -416,7 +418,7 @@ final class ServerConnection: IOHandler {
     }
 
     private func updateTimer() {
-        guard !closed else { return }
+        guard !closed, !lingering else { return }
         let settings = server.settings
         if let exchange, !exchange.finished {
             let waitingOnClient = pendingOutput > 0 || (requestPhase == .body && !bodyPaused)
@@ -450,6 +452,36 @@ final class ServerConnection: IOHandler {
             peerVanished()
         case .idle, .none:
             close()
+        }
+    }
+
+    /// Closing with unread bytes in the kernel's receive buffer makes it send a reset,
+    /// which can destroy the response before the client reads it. So half-close, read and
+    /// discard what still arrives for a moment, then close (nginx's lingering close).
+    private func lingerThenClose() {
+        guard !lingering else { return }
+        if let registration, interest != .readable {
+            interest = .readable
+            try? loop.modify(registration, events: .readable)
+        }
+        lingering = true
+        socket.shutdownWrite()
+        input.consume(input.readableCount)
+        timerMode = .none
+        loop.arm(timer, after: .seconds(2))
+    }
+
+    private func discardUntilClosed() {
+        while !closed {
+            let space = input.writableSpace()
+            let count: Int?
+            do {
+                count = try socket.read(into: space)
+            } catch {
+                return close()
+            }
+            guard let count else { return }
+            if count == 0 { return close() }
         }
     }
 

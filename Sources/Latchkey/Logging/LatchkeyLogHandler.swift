@@ -29,7 +29,7 @@ public final class LogSink: Sendable {
     func write(level: Logger.Level, label: String, message: String, metadata: Logger.Metadata) {
         var line = LogLine.format(format, level: level, label: label, message: message, metadata: metadata, timestamp: LogLine.timestamp())
         let secrets = credentials.withLock { $0 }?.snapshot.redactionValues ?? []
-        for secret in secrets where !secret.isEmpty && line.contains(secret) {
+        for secret in secrets where !secret.isEmpty && line.containsBytes(of: secret) {
             line = line.replacingOccurrences(secret, with: "[REDACTED]")
         }
         writeLock.withLock { _ in
@@ -67,5 +67,28 @@ public struct LatchkeyLogHandler: LogHandler {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { $1 } }
         sink.write(level: event.level, label: label, message: "\(event.message)", metadata: merged)
+    }
+}
+
+extension String {
+    /// Byte-wise substring search (memchr for the first byte, then memcmp): this runs on
+    /// every log line, and Foundation's `contains` would bridge both strings first.
+    func containsBytes(of needle: String) -> Bool {
+        var haystack = self
+        var needle = needle
+        return haystack.withUTF8 { h in
+            needle.withUTF8 { n in
+                guard let first = n.first, n.count <= h.count, let base = h.baseAddress else { return n.isEmpty }
+                var offset = 0
+                let last = h.count - n.count
+                while offset <= last {
+                    guard let hit = memchr(base + offset, Int32(first), last - offset + 1) else { return false }
+                    let position = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                    if memcmp(base + position, n.baseAddress!, n.count) == 0 { return true }
+                    offset = position + 1
+                }
+                return false
+            }
+        }
     }
 }

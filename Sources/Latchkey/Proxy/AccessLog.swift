@@ -7,6 +7,8 @@ import Logging
 struct AccessLog: Sendable {
     let logger: Logger
     let enabled: Bool
+    /// Redacted when no route matched (the route's own list is used otherwise).
+    let secretQueryParameters: Set<String>
 
     func record(
         _ exchange: ServerExchange, route: Route?, now: LoopInstant, upstreamTime: Duration?,
@@ -15,7 +17,7 @@ struct AccessLog: Sendable {
         guard enabled else { return }
         var metadata: Logger.Metadata = [
             "method": .string(exchange.head.method),
-            "path": .string(Self.redactedTarget(exchange.head.target, secret: route?.secretQueryParameters ?? [])),
+            "path": .string(Self.redactedTarget(exchange.head.target, secret: route?.secretQueryParameters ?? secretQueryParameters)),
             "status": .stringConvertible(exchange.aborted && exchange.status == nil ? 499 : exchange.status ?? 0),
             "bytes_in": .stringConvertible(exchange.requestBodyBytes),
             "bytes_out": .stringConvertible(exchange.responseBodyBytes),

@@ -5,6 +5,9 @@ import LatchkeyUpstream
 /// Host wins over one that does not.
 struct RouteTable: Sendable {
     private let routes: [Route]
+    /// Every route's secret query parameters: redacted in the log line of a request that
+    /// matched no route, whose client may still have sent them.
+    let allSecretQueryParameters: Set<String>
 
     init(config: Config) {
         let listenerIndex = Dictionary(uniqueKeysWithValues: config.listeners.enumerated().map { ($1.name, $0) })
@@ -34,6 +37,7 @@ struct RouteTable: Sendable {
             if a.pathPrefix.count != b.pathPrefix.count { return a.pathPrefix.count > b.pathPrefix.count }
             return (a.host != nil) && (b.host == nil)
         }
+        allSecretQueryParameters = routes.reduce(into: []) { $0.formUnion($1.secretQueryParameters) }
     }
 
     /// `host` is the request's Host without port, lower-cased.

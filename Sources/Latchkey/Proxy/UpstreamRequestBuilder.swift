@@ -22,6 +22,8 @@ enum UpstreamRequestBuilder {
         fields.removeAll(named: "Content-Length")
         fields.removeAll(named: "Expect")
         fields.removeAll(named: "Host")
+        // RFC 9110 §11.7.2: credentials for this proxy are not the upstream's business.
+        fields.removeAll(named: "Proxy-Authorization")
         if let inboundSecretHeader { fields.removeAll(named: inboundSecretHeader) }
         if route.injectsCredentials && !route.passClientAuthorization {
             fields.removeAll(named: "Authorization")

@@ -33,11 +33,13 @@ public final class ProxyRuntime: Sendable {
         listeners = sockets.map(\.info)
 
         let policies = zip(config.listeners, sockets).map { ListenerPolicy(config: $0, bound: $1.info.boundAddress) }
+        let routes = RouteTable(config: config)
         let context = ProxyContext(
-            routes: RouteTable(config: config),
+            routes: routes,
             policies: policies,
             credentials: credentials,
-            accessLog: AccessLog(logger: Logger(label: "latchkey.access"), enabled: config.logging.accessLog),
+            accessLog: AccessLog(logger: Logger(label: "latchkey.access"), enabled: config.logging.accessLog,
+                                 secretQueryParameters: routes.allSecretQueryParameters),
             logger: logger
         )
         let settings = ConnectionSettings(config.limits, loops: config.server.resolvedLoops)
@@ -61,12 +63,23 @@ public final class ProxyRuntime: Sendable {
     /// period, then close what is left and stop the loops. Blocks the caller.
     public func shutdown() {
         watcher.stop()
+        let stoppedAccepting = DispatchGroup()
+        for loop in loops {
+            stoppedAccepting.enter()
+            loop.handle.execute { loop in
+                loop.attachment(HTTPServer.self)?.stopAccepting()
+                stoppedAccepting.leave()
+            }
+        }
+        stoppedAccepting.wait()
+        for socket in sockets { socket.close() }
+
         let drained = DispatchGroup()
         for loop in loops {
             drained.enter()
             loop.handle.execute { loop in
                 guard let server = loop.attachment(HTTPServer.self) else { return drained.leave() }
-                server.shutdown { drained.leave() }
+                server.drain { drained.leave() }
             }
         }
         let grace = config.server.gracePeriod
