@@ -30,7 +30,7 @@ let package = Package(
         // Listeners and client connections on the loop.
         .target(name: "LatchkeyServer", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "CLinux"]),
         // libcurl multi driven by the loop's epoll.
-        .target(name: "LatchkeyUpstream", dependencies: ["LatchkeyLoop", "CCurlShims"]),
+        .target(name: "LatchkeyUpstream", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "CCurlShims"]),
         // Configuration, routes, credentials, the proxy pipeline: the wiring.
         .target(
             name: "Latchkey",
@@ -51,6 +51,7 @@ let package = Package(
 
         .testTarget(name: "LatchkeyHTTPTests", dependencies: ["LatchkeyHTTP"]),
         .testTarget(name: "LatchkeyLoopTests", dependencies: ["LatchkeyLoop"]),
+        .testTarget(name: "LatchkeyUpstreamTests", dependencies: ["LatchkeyUpstream", "LatchkeyHTTP", "LatchkeyLoop", "CCurlShims"]),
         .testTarget(name: "LatchkeyTests", dependencies: ["Latchkey"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,3 @@
-import CLinux
 import Foundation
 import Synchronization
 
@@ -14,7 +13,6 @@ public final class EventLoopThread: Sendable {
     /// `setUp` or the loop's creation threw.
     public init(
         index: Int,
-        pinnedToCPU cpu: Int? = nil,
         setUp: @escaping @Sendable (EventLoop) throws -> Void
     ) throws {
         let ready = DispatchSemaphore(value: 0)
@@ -23,7 +21,6 @@ public final class EventLoopThread: Sendable {
         running.enter()
         let thread = Thread {
             defer { running.leave() }
-            if let cpu { _ = lk_pin_current_thread(Int32(cpu)) }
             let loop: EventLoop
             do {
                 loop = try EventLoop(index: index)

@@ -1,1 +1,207 @@
-// The upstream client lives here.
+import CCurlShims
+import LatchkeyHTTP
+import LatchkeyLoop
+
+/// The upstream HTTP client of one event loop: one curl multi handle driven by the loop's
+/// epoll (curl's `docs/examples/ephiperfifo.c` shape). curl's socket and timer callbacks
+/// record interest in `MultiEvents`; the loop then calls `curl_multi_socket_action` and
+/// drains `curl_multi_info_read`. Connections are pooled by the multi; easy handles are
+/// kept configured on a free list.
+///
+/// Loop-confined: create, use and release it on its loop's thread.
+public final class UpstreamClient {
+    public let loop: EventLoop
+    private let multi: UnsafeMutableRawPointer
+    let events: MultiEvents
+    private var freeHandles: [CurlEasy] = []
+    private let maxFreeHandles: Int
+    private var active: [UpstreamTransfer] = []
+    private var completed: [(UpstreamTransfer, CURLcode)] = []
+    private var headerScratch: [UInt8] = []
+    /// Depth of our calls into curl that may run its callbacks. While above zero, anything
+    /// that would re-enter the multi (add, remove, pause, socket action) is deferred.
+    private var curlDepth = 0
+
+    /// - Parameters:
+    ///   - maxConnections: CURLMOPT_MAXCONNECTS, the size of the multi's connection pool
+    ///     (idle and busy); the oldest idle connection is closed beyond it.
+    ///   - maxFreeHandles: easy handles kept for reuse when idle.
+    public init(loop: EventLoop, maxConnections: Int = 256, maxFreeHandles: Int = 256) throws(UpstreamError) {
+        guard let multi = curl_multi_init() else {
+            throw UpstreamError(.other, detail: "curl_multi_init failed")
+        }
+        self.loop = loop
+        self.multi = multi
+        self.maxFreeHandles = maxFreeHandles
+        events = MultiEvents(loop: loop)
+        var ok = lk_curl_multi_setopt_socketfunction(multi, multiSocketCallback) == CURLM_OK
+        ok = ok && lk_curl_multi_setopt_ptr(multi, CURLMOPT_SOCKETDATA, events.opaque) == CURLM_OK
+        ok = ok && lk_curl_multi_setopt_timerfunction(multi, multiTimerCallback) == CURLM_OK
+        ok = ok && lk_curl_multi_setopt_ptr(multi, CURLMOPT_TIMERDATA, events.opaque) == CURLM_OK
+        ok = ok && lk_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxConnections) == CURLM_OK
+        guard ok else {
+            curl_multi_cleanup(multi)
+            throw UpstreamError(.other, detail: "curl_multi_setopt failed")
+        }
+        events.client = self
+    }
+
+    /// Abandons active transfers silently (no delegate calls), then curl_multi_cleanup,
+    /// which closes pooled connections through `MultiEvents` (still alive here).
+    deinit {
+        for transfer in active {
+            _ = transfer.markFinished(now: LoopInstant.now())
+            if let easy = transfer.detach(loop: loop) {
+                curl_multi_remove_handle(multi, easy.handle)
+            }
+        }
+        active.removeAll()
+        curl_multi_cleanup(multi)
+        loop.disarm(events.timer)
+    }
+
+    /// Transfers started and not yet finished or cancelled.
+    public var activeTransfers: Int { active.count }
+
+    /// Starts a transfer. Failures to start are reported through `upstreamDidFinish`
+    /// (deferred), never thrown. May be called from inside delegate callbacks.
+    public func start(_ request: UpstreamRequest, delegate: UpstreamTransferDelegate) -> UpstreamTransfer {
+        let transfer = UpstreamTransfer(client: self, request: request, delegate: delegate, now: LoopInstant.now())
+        transfer.activeIndex = active.count
+        active.append(transfer)
+        guard let easy = freeHandles.popLast() ?? CurlEasy() else {
+            failLater(transfer, UpstreamError(.other, detail: "curl_easy_init failed"))
+            return transfer
+        }
+        let headers = CurlHeaderList(request.fields, scratch: &headerScratch)
+        var code = headers.complete ? easy.prepare(options: request.options, events: events) : CURLE_OUT_OF_MEMORY
+        if code == CURLE_OK {
+            code = easy.configure(request: request, headers: headers, transfer: Unmanaged.passUnretained(transfer).toOpaque())
+        }
+        transfer.attach(easy: easy, headers: headers)
+        guard code == CURLE_OK else {
+            failLater(transfer, UpstreamError(curlCode: code, errorBuffer: nil))
+            return transfer
+        }
+        if isInCurl {
+            // curl_multi_add_handle is refused from inside curl's callbacks.
+            loop.runAfterEvents { [self] in add(transfer) }
+        } else {
+            add(transfer)
+        }
+        return transfer
+    }
+
+    private func add(_ transfer: UpstreamTransfer) {
+        guard !transfer.finished, !transfer.aborted, let easy = transfer.easy else { return }
+        curlDepth += 1
+        let result = curl_multi_add_handle(multi, easy.handle)
+        curlDepth -= 1
+        if result != CURLM_OK {
+            failLater(transfer, UpstreamError(.other, detail: String(cString: curl_multi_strerror(result))))
+        }
+    }
+
+    // MARK: driving curl (from the loop)
+
+    var isInCurl: Bool { curlDepth > 0 }
+
+    /// curl_multi_socket_action for one socket (or CURL_SOCKET_TIMEOUT), then finishes what
+    /// completed.
+    func socketAction(_ fd: Int32, events mask: Int32) {
+        assert(!isInCurl, "curl_multi_socket_action re-entered")
+        var running: Int32 = 0
+        curlDepth += 1
+        _ = curl_multi_socket_action(multi, fd, mask, &running)
+        curlDepth -= 1
+        drainCompleted()
+    }
+
+    /// curl_multi_info_read until empty; the transfers are finished after the loop, since
+    /// removing a handle invalidates curl's message.
+    private func drainCompleted() {
+        var pending: Int32 = 0
+        while let message = curl_multi_info_read(multi, &pending) {
+            guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
+            let code = message.pointee.data.result
+            var context: UnsafeMutableRawPointer?
+            guard lk_curl_easy_getinfo_ptr(handle, CURLINFO_PRIVATE, &context) == CURLE_OK, let context else { continue }
+            completed.append((Unmanaged<UpstreamTransfer>.fromOpaque(context).takeUnretainedValue(), code))
+        }
+        guard !completed.isEmpty else { return }
+        var batch = completed
+        completed = []
+        for (transfer, code) in batch {
+            let error = transfer.abortError ?? transfer.error(forCurlCode: code)
+            finish(transfer, error: error)
+        }
+        batch.removeAll(keepingCapacity: true)
+        completed = batch
+    }
+
+    /// curl_easy_pause with both directions' state (the bitmask sets both).
+    func pause(_ easy: CurlEasy, receive: Bool, send: Bool) -> CURLcode {
+        var mask: Int32 = 0
+        if receive { mask |= CURLPAUSE_RECV }
+        if send { mask |= CURLPAUSE_SEND }
+        curlDepth += 1
+        defer { curlDepth -= 1 }
+        return curl_easy_pause(easy.handle, mask)
+    }
+
+    // MARK: finishing
+
+    /// Removes the transfer from the multi and reports `error` (nil: complete) to its
+    /// delegate, if it has not finished yet. From the loop only.
+    func finish(_ transfer: UpstreamTransfer, error: UpstreamError?) {
+        if isInCurl {
+            failLater(transfer, error ?? UpstreamError(.other, detail: "finished inside curl"))
+            return
+        }
+        release(transfer)
+        transfer.markFinished(now: LoopInstant.now())?.upstreamDidFinish(transfer, error: error)
+    }
+
+    /// Aborts now (the callbacks refuse further data) and finishes after the current events.
+    func failLater(_ transfer: UpstreamTransfer, _ error: UpstreamError) {
+        guard !transfer.finished, transfer.abortError == nil else { return }
+        transfer.abort(with: error)
+        loop.runAfterEvents { [self] in finish(transfer, error: error) }
+    }
+
+    /// A timeout fired (from the loop).
+    func fail(_ transfer: UpstreamTransfer, _ error: UpstreamError) {
+        transfer.abort(with: error)
+        finish(transfer, error: error)
+    }
+
+    /// The transfer was cancelled and is already marked finished: free its handle.
+    func cancelled(_ transfer: UpstreamTransfer) {
+        if isInCurl {
+            loop.runAfterEvents { [self] in release(transfer) }
+        } else {
+            release(transfer)
+        }
+    }
+
+    /// curl_multi_remove_handle (never inside a callback), then the handle goes back to the
+    /// free list and the transfer leaves the active list.
+    private func release(_ transfer: UpstreamTransfer) {
+        precondition(!isInCurl, "curl_multi_remove_handle inside a curl callback")
+        if let easy = transfer.detach(loop: loop) {
+            curlDepth += 1
+            curl_multi_remove_handle(multi, easy.handle)
+            curlDepth -= 1
+            if freeHandles.count < maxFreeHandles { freeHandles.append(easy) }
+        }
+        let index = transfer.activeIndex
+        guard index >= 0, index < active.count, active[index] === transfer else { return }
+        let last = active.count - 1
+        if index != last {
+            active.swapAt(index, last)
+            active[index].activeIndex = index
+        }
+        active.removeLast()
+        transfer.activeIndex = -1
+    }
+}

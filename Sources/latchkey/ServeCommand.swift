@@ -72,7 +72,7 @@ struct ServeCommand: ParsableCommand {
 
         let runtime: ProxyRuntime
         do {
-            runtime = try ProxyRuntime(config: config, credentials: credentials, logger: logger)
+            runtime = try ProxyRuntime(config: config, credentials: credentials, logger: logger, sink: sink)
         } catch {
             throw CommandFailure("\(error)")
         }

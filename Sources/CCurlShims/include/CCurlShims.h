@@ -14,6 +14,8 @@ CURLcode lk_curl_easy_setopt_write(CURL *h, curl_write_callback f);
 CURLcode lk_curl_easy_setopt_header(CURL *h, curl_write_callback f);
 CURLcode lk_curl_easy_setopt_read(CURL *h, curl_read_callback f);
 CURLcode lk_curl_easy_setopt_sockopt(CURL *h, curl_sockopt_callback f);
+CURLcode lk_curl_easy_setopt_opensocket(CURL *h, curl_opensocket_callback f);
+CURLcode lk_curl_easy_setopt_closesocket(CURL *h, curl_closesocket_callback f);
 
 CURLMcode lk_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v);
 CURLMcode lk_curl_multi_setopt_ptr(CURLM *m, CURLMoption o, void *v);

@@ -24,7 +24,4 @@ int lk_errno(void);
 /// signalfd alone receives them.
 int lk_block_signals(const int *signals, int count);
 
-/// sched_setaffinity(2) for the calling thread: CPU_SET is a macro Swift cannot call.
-int lk_pin_current_thread(int cpu);
-
 #endif

@@ -27,7 +27,16 @@ public final class LogSink: Sendable {
     }
 
     func write(level: Logger.Level, label: String, message: String, metadata: Logger.Metadata) {
-        var line = LogLine.format(format, level: level, label: label, message: message, metadata: metadata, timestamp: LogLine.timestamp())
+        write(line: LogLine.format(format, level: level, label: label, message: message, metadata: metadata, timestamp: LogLine.timestamp()))
+    }
+
+    /// An access-log record, fields in their fixed order.
+    func write(label: String, message: String, fields: [(key: String, value: Logger.MetadataValue)]) {
+        write(line: LogLine.format(format, level: .info, label: label, message: message, fields: fields, timestamp: LogLine.timestamp()))
+    }
+
+    private func write(line: String) {
+        var line = line
         let secrets = credentials.withLock { $0 }?.snapshot.redactionValues ?? []
         for secret in secrets where !secret.isEmpty && line.containsBytes(of: secret) {
             line = line.replacingOccurrences(secret, with: "[REDACTED]")

@@ -6,24 +6,38 @@ import Logging
 /// Formats one log event as a human-readable line or a JSON object. Pure, so tests can
 /// check both formats without capturing stderr.
 enum LogLine {
+    /// `fields` in the order they are written; the swift-log handler sorts metadata keys,
+    /// the access log writes its fields in a fixed order without building a dictionary.
+    static func format(
+        _ format: LoggingSettings.Format, level: Logger.Level, label: String, message: String,
+        fields: [(key: String, value: Logger.MetadataValue)], timestamp: String
+    ) -> String {
+        var line = ""
+        line.reserveCapacity(128 + fields.count * 24)
+        switch format {
+        case .text:
+            line += timestamp + " " + level.rawValue.uppercased() + " [" + label + "] " + message
+            for (key, value) in fields {
+                line += " " + key + "=" + text(value)
+            }
+            line += "\n"
+        case .json:
+            line += "{\"time\":\"" + timestamp + "\",\"level\":\"" + level.rawValue + "\",\"logger\":" + quoted(label)
+            line += ",\"message\":" + quoted(message)
+            for (key, value) in fields {
+                line += "," + quoted(key) + ":" + json(value)
+            }
+            line += "}\n"
+        }
+        return line
+    }
+
     static func format(
         _ format: LoggingSettings.Format, level: Logger.Level, label: String, message: String,
         metadata: Logger.Metadata, timestamp: String
     ) -> String {
-        switch format {
-        case .text:
-            var line = "\(timestamp) \(level.rawValue.uppercased()) [\(label)] \(message)"
-            for key in metadata.keys.sorted() {
-                line += " \(key)=\(text(metadata[key]!))"
-            }
-            return line + "\n"
-        case .json:
-            var line = "{\"time\":\"\(timestamp)\",\"level\":\"\(level.rawValue)\",\"logger\":\(quoted(label)),\"message\":\(quoted(message))"
-            for key in metadata.keys.sorted() {
-                line += ",\(quoted(key)):\(json(metadata[key]!))"
-            }
-            return line + "}\n"
-        }
+        let fields = metadata.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }
+        return self.format(format, level: level, label: label, message: message, fields: fields, timestamp: timestamp)
     }
 
     private static func text(_ value: Logger.MetadataValue) -> String {

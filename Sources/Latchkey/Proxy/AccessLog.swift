@@ -4,8 +4,13 @@ import Logging
 
 /// One line per request: method, route, status, bytes in and out, total and upstream
 /// time. The path's secret query values are redacted; headers are never logged.
+///
+/// Access lines go straight to the log sink in a fixed field order rather than through
+/// swift-log's metadata dictionary: at tens of thousands of requests a second, building
+/// and sorting that dictionary was a tenth of the proxy's CPU. Same sink, same format,
+/// same masking of secrets as every other log line.
 struct AccessLog: Sendable {
-    let logger: Logger
+    let sink: LogSink?
     let enabled: Bool
     /// Redacted when no route matched (the route's own list is used otherwise).
     let secretQueryParameters: Set<String>
@@ -14,21 +19,21 @@ struct AccessLog: Sendable {
         _ exchange: ServerExchange, route: Route?, now: LoopInstant, upstreamTime: Duration?,
         outcome: String? = nil
     ) {
-        guard enabled else { return }
-        var metadata: Logger.Metadata = [
-            "method": .string(exchange.head.method),
-            "path": .string(Self.redactedTarget(exchange.head.target, secret: route?.secretQueryParameters ?? secretQueryParameters)),
-            "status": .stringConvertible(exchange.aborted && exchange.status == nil ? 499 : exchange.status ?? 0),
-            "bytes_in": .stringConvertible(exchange.requestBodyBytes),
-            "bytes_out": .stringConvertible(exchange.responseBodyBytes),
-            "duration_ms": .string(Self.milliseconds(now.since(exchange.receivedAt))),
-            "listener": .stringConvertible(exchange.listener.index),
-        ]
-        if let route { metadata["route"] = .string(route.name) }
-        if let upstreamTime { metadata["upstream_ms"] = .string(Self.milliseconds(upstreamTime)) }
-        if let peer = exchange.peer?.host { metadata["client"] = .string(peer) }
-        if exchange.aborted { metadata["outcome"] = .string(outcome ?? "aborted") } else if let outcome { metadata["outcome"] = .string(outcome) }
-        logger.info("request", metadata: metadata)
+        guard enabled, let sink else { return }
+        var fields: [(key: String, value: Logger.MetadataValue)] = []
+        fields.reserveCapacity(11)
+        fields.append(("method", .string(exchange.head.method)))
+        fields.append(("path", .string(Self.redactedTarget(exchange.head.target, secret: route?.secretQueryParameters ?? secretQueryParameters))))
+        if let route { fields.append(("route", .string(route.name))) }
+        fields.append(("status", .stringConvertible(exchange.aborted && exchange.status == nil ? 499 : exchange.status ?? 0)))
+        fields.append(("bytes_in", .stringConvertible(exchange.requestBodyBytes)))
+        fields.append(("bytes_out", .stringConvertible(exchange.responseBodyBytes)))
+        fields.append(("duration_ms", .string(Self.milliseconds(now.since(exchange.receivedAt)))))
+        if let upstreamTime { fields.append(("upstream_ms", .string(Self.milliseconds(upstreamTime)))) }
+        if let peer = exchange.peer?.host { fields.append(("client", .string(peer))) }
+        fields.append(("listener", .stringConvertible(exchange.listener.index)))
+        if exchange.aborted || outcome != nil { fields.append(("outcome", .string(outcome ?? "aborted"))) }
+        sink.write(label: "latchkey.access", message: "request", fields: fields)
     }
 
     /// The request target with the values of secret query parameters replaced. A client

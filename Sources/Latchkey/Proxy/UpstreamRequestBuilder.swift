@@ -64,7 +64,7 @@ enum UpstreamRequestBuilder {
         let body: UpstreamBody
         switch head.framing {
         case .none: body = .none
-        case .length(let length): body = length == 0 ? .none : .length(length)
+        case .length(let length): body = .length(length)
         case .chunked: body = .streaming
         }
         return UpstreamRequest(method: head.method, url: url, fields: fields, body: body, options: route.options)

@@ -17,7 +17,8 @@ public final class ProxyRuntime: Sendable {
     private let logger: Logger
     private let watcher: SecretWatcher
 
-    public init(config: Config, credentials: CredentialStore, logger: Logger, pinLoopsToCPUs: Bool = false) throws {
+    /// `sink` receives the access log; nil disables it.
+    public init(config: Config, credentials: CredentialStore, logger: Logger, sink: LogSink?) throws {
         self.config = config
         self.credentials = credentials
         self.logger = logger
@@ -38,7 +39,7 @@ public final class ProxyRuntime: Sendable {
             routes: routes,
             policies: policies,
             credentials: credentials,
-            accessLog: AccessLog(logger: Logger(label: "latchkey.access"), enabled: config.logging.accessLog,
+            accessLog: AccessLog(sink: sink, enabled: config.logging.accessLog,
                                  secretQueryParameters: routes.allSecretQueryParameters),
             logger: logger
         )
@@ -47,7 +48,7 @@ public final class ProxyRuntime: Sendable {
         var loops: [EventLoopThread] = []
         for index in 0..<count {
             let sockets = self.sockets
-            loops.append(try EventLoopThread(index: index, pinnedToCPU: pinLoopsToCPUs ? index : nil) { loop in
+            loops.append(try EventLoopThread(index: index) { loop in
                 let handler = try ProxyHandler(loop: loop, context: context)
                 let server = HTTPServer(loop: loop, settings: settings, handler: handler)
                 for socket in sockets { try server.listen(on: socket) }

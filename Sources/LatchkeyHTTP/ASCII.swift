@@ -1,0 +1,151 @@
+/// Byte classes and comparisons of the HTTP grammar (RFC 9110 §5.6, RFC 9112), on
+/// `UInt8`s. The codec never builds a `String` to inspect or compare: lowercasing and
+/// splitting strings was a measurable part of a proxy's CPU per request.
+enum ASCII {
+    static let cr: UInt8 = 0x0D
+    static let lf: UInt8 = 0x0A
+    static let sp: UInt8 = 0x20
+    static let htab: UInt8 = 0x09
+    static let colon: UInt8 = 0x3A
+    static let comma: UInt8 = 0x2C
+    static let semicolon: UInt8 = 0x3B
+    static let dot: UInt8 = 0x2E
+    static let slash: UInt8 = 0x2F
+    static let zero: UInt8 = 0x30
+
+    /// RFC 9110 §5.6.2: tchar, the bytes of a token (field names, methods, codings):
+    /// `! # $ % & ' * + - . ^ _ ` | ~`, DIGIT and ALPHA. A bitmap of the 128 ASCII bytes
+    /// (bit n of the first word is byte n, of the second byte 64 + n): one shift and one
+    /// test per byte, where a switch compiled to a jump table was the decoder's hottest
+    /// loop. ASCIITests checks it against the list above.
+    @inline(__always)
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        let tokenBytesBelow64: UInt64 = 0x03FF_6CFA_0000_0000
+        let tokenBytesFrom64: UInt64 = 0x57FF_FFFF_C7FF_FFFE
+        let word = byte < 64 ? tokenBytesBelow64 : tokenBytesFrom64
+        return byte < 128 && (word >> UInt64(byte & 63)) & 1 != 0
+    }
+
+    /// RFC 9110 §5.5: field-vchar, SP and HTAB; obs-text (0x80–0xFF) is allowed by the
+    /// grammar. Every other control byte, above all CR, LF and NUL, is refused: they are
+    /// what header injection and smuggling through lenient peers are made of.
+    @inline(__always)
+    static func isFieldValueByte(_ byte: UInt8) -> Bool {
+        byte == htab || (byte >= sp && byte != 0x7F)
+    }
+
+    @inline(__always)
+    static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == sp || byte == htab
+    }
+
+    @inline(__always)
+    static func isDigit(_ byte: UInt8) -> Bool {
+        byte &- zero < 10
+    }
+
+    /// The value of a hex digit, or nil.
+    @inline(__always)
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: byte &- 0x30
+        case 0x41...0x46: byte &- 0x41 &+ 10
+        case 0x61...0x66: byte &- 0x61 &+ 10
+        default: nil
+        }
+    }
+
+    @inline(__always)
+    static func lowercase(_ byte: UInt8) -> UInt8 {
+        byte &- 0x41 < 26 ? byte | 0x20 : byte
+    }
+
+    /// Whether `bytes[range]` equals `lowercased` ignoring ASCII case. `lowercased` must
+    /// be all lowercase.
+    static func equalsCaseInsensitive(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ lowercased: StaticString) -> Bool {
+        guard range.count == lowercased.utf8CodeUnitCount else { return false }
+        let literal = lowercased.utf8Start
+        var index = 0
+        for position in range {
+            if lowercase(bytes[position]) != literal[index] { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// ASCII case-insensitive equality of two strings, byte by byte, no allocation.
+    static func equalsCaseInsensitive(_ lhs: String, _ rhs: String) -> Bool {
+        let left = lhs.utf8
+        let right = rhs.utf8
+        guard left.count == right.count else { return false }
+        let contiguous = left.withContiguousStorageIfAvailable { l in
+            right.withContiguousStorageIfAvailable { r in
+                for index in 0..<l.count where lowercase(l[index]) != lowercase(r[index]) {
+                    return false
+                }
+                return true
+            }
+        }
+        if let contiguous = contiguous ?? nil { return contiguous }
+        return zip(left, right).allSatisfy { lowercase($0) == lowercase($1) }
+    }
+
+    /// The elements of a comma-separated list (RFC 9110 §5.6.1), each trimmed of OWS,
+    /// empty elements skipped as the RFC asks recipients to.
+    static func forEachListElement(
+        _ bytes: UnsafeRawBufferPointer,
+        _ range: Range<Int>,
+        _ body: (Range<Int>) throws(HTTPParseError) -> Void
+    ) throws(HTTPParseError) {
+        var start = range.lowerBound
+        while start <= range.upperBound {
+            var end = start
+            while end < range.upperBound, bytes[end] != comma { end += 1 }
+            let element = trimmed(bytes, start..<end)
+            if !element.isEmpty { try body(element) }
+            start = end + 1
+        }
+    }
+
+    /// `range` without leading and trailing SP/HTAB.
+    @inline(__always)
+    static func trimmed(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Range<Int> {
+        var lower = range.lowerBound
+        var upper = range.upperBound
+        while lower < upper, isWhitespace(bytes[lower]) { lower += 1 }
+        while upper > lower, isWhitespace(bytes[upper - 1]) { upper -= 1 }
+        return lower..<upper
+    }
+
+    /// The list elements of a field value held as a `String` (for `Connection` when
+    /// removing hop-by-hop fields).
+    static func listElements(of value: String) -> [String] {
+        var value = value
+        return value.withUTF8 { buffer in
+            let bytes = UnsafeRawBufferPointer(buffer)
+            var elements: [String] = []
+            // The body never throws; the typed-throws signature is shared with the decoder.
+            try? forEachListElement(bytes, 0..<bytes.count) { range in
+                elements.append(string(bytes, range))
+            }
+            return elements
+        }
+    }
+
+    /// The bytes as a `String`. Callers have checked them to be ASCII or accept
+    /// replacement of invalid UTF-8.
+    @inline(__always)
+    static func string(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
+        UnsafeRawBufferPointer(rebasing: bytes[range]).withMemoryRebound(to: UInt8.self) {
+            String(decoding: $0, as: UTF8.self)
+        }
+    }
+
+    /// The bytes as a `String` if they are valid UTF-8, else nil.
+    @inline(__always)
+    static func validatedString(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String? {
+        UnsafeRawBufferPointer(rebasing: bytes[range]).withMemoryRebound(to: UInt8.self) {
+            String(validating: $0, as: UTF8.self)
+        }
+    }
+}

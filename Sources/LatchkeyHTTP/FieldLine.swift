@@ -1,0 +1,89 @@
+/// One `name: value` line located in a byte buffer (RFC 9112 §5).
+struct FieldLine {
+    var name: Range<Int>
+    /// Trimmed of leading and trailing SP/HTAB (RFC 9110 §5.5).
+    var value: Range<Int>
+    /// Where the line ends: the CR that terminates it, or the end of the range given.
+    var end: Int
+    /// Whether the value holds obs-text (bytes ≥ 0x80), so it needs UTF-8 validation.
+    var valueHasNonASCII: Bool
+
+    /// How to treat whitespace between the name and the colon.
+    enum Strictness {
+        /// Requests: RFC 9112 §5.1 says a server MUST reject it with 400.
+        case request
+        /// Responses: the same section says a proxy MUST remove it before forwarding.
+        case response
+    }
+
+    /// Parses the line starting at `start` and ending at the first CR or at `limit`.
+    static func parse(
+        _ bytes: UnsafeRawBufferPointer,
+        from start: Int,
+        upTo limit: Int,
+        _ strictness: Strictness
+    ) throws(HTTPParseError) -> FieldLine {
+        guard start < limit else { throw HTTPParseError(.invalidFieldName) }
+        // RFC 9112 §5.2: a line starting with whitespace continues the previous one
+        // (obs-fold). A server must reject it or unfold it; unfolding changes what a
+        // field means to the next hop, so it is rejected.
+        if ASCII.isWhitespace(bytes[start]) { throw HTTPParseError(.obsFold) }
+        var index = start
+        while index < limit, ASCII.isTokenByte(bytes[index]) { index += 1 }
+        let name = start..<index
+        guard !name.isEmpty, index < limit else { throw HTTPParseError(.invalidFieldName) }
+        if ASCII.isWhitespace(bytes[index]) {
+            var afterSpace = index
+            while afterSpace < limit, ASCII.isWhitespace(bytes[afterSpace]) { afterSpace += 1 }
+            guard afterSpace < limit, bytes[afterSpace] == ASCII.colon else {
+                throw HTTPParseError(.invalidFieldName)
+            }
+            if strictness == .request { throw HTTPParseError(.whitespaceBeforeColon) }
+            index = afterSpace
+        }
+        guard bytes[index] == ASCII.colon else { throw HTTPParseError(.invalidFieldName) }
+        index += 1
+        while index < limit, ASCII.isWhitespace(bytes[index]) { index += 1 }
+        let valueStart = index
+        var nonASCII = false
+        // The value runs to the CR; every byte on the way must be a field-value byte.
+        scan: while true {
+            while index + 8 <= limit, ASCII.isPlainVisible(ASCII.loadWord(bytes, index)) { index += 8 }
+            guard index < limit else { break }
+            let byte = bytes[index]
+            switch byte {
+            case 0x20...0x7E, ASCII.htab:
+                index += 1
+            case 0x80...0xFF:
+                nonASCII = true
+                index += 1
+            case ASCII.cr:
+                break scan
+            default:
+                throw HTTPParseError(.invalidFieldValue)
+            }
+        }
+        var valueEnd = index
+        while valueEnd > valueStart, ASCII.isWhitespace(bytes[valueEnd - 1]) { valueEnd -= 1 }
+        return FieldLine(name: name, value: valueStart..<valueEnd, end: index, valueHasNonASCII: nonASCII)
+    }
+
+    /// The field with its name and value as strings. A request's value must be valid
+    /// UTF-8: replacing invalid bytes would forward something other than what was sent.
+    func field(in bytes: UnsafeRawBufferPointer, _ strictness: Strictness) throws(HTTPParseError) -> HTTPField {
+        let nameString = ASCII.string(bytes, name)
+        guard valueHasNonASCII else {
+            return HTTPField(name: nameString, value: ASCII.string(bytes, value))
+        }
+        switch strictness {
+        case .request:
+            guard let valueString = ASCII.validatedString(bytes, value) else {
+                throw HTTPParseError(.invalidFieldValue)
+            }
+            return HTTPField(name: nameString, value: valueString)
+        case .response:
+            // An upstream's Latin-1 bytes are repaired rather than failing its response.
+            return HTTPField(name: nameString, value: ASCII.string(bytes, value))
+        }
+    }
+}

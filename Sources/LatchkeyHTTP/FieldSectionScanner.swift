@@ -1,0 +1,132 @@
+/// Finds the end of a head (request line and field lines) or of a trailer section without
+/// consuming it, checking line endings and limits on the way.
+///
+/// The caller hands the same unconsumed bytes back with more appended, so the scanner keeps
+/// its position and never looks at a byte twice: feeding a head one byte at a time costs
+/// the same as feeding it whole. Every decision depends only on the bytes before the
+/// position reached, in order, so any split of the input yields the same outcome.
+struct FieldSectionScanner: Sendable, Equatable {
+    enum Phase: Sendable, Equatable {
+        /// Before a request line: RFC 9112 §2.2 asks servers to ignore at least one empty
+        /// line there (clients sent a stray CRLF after a POST body); any number is skipped.
+        case leadingEmptyLines
+        /// Inside the request line that began at `start`.
+        case requestLine(start: Int)
+        case fieldLines
+    }
+
+    enum Outcome: Sendable, Equatable {
+        case needMore
+        /// The section is complete: it ends (CRLFCRLF or, for trailers without fields,
+        /// CRLF included) at `end`.
+        case complete(end: Int)
+        case failure(HTTPParseError.Code)
+    }
+
+    /// The next byte to examine.
+    private(set) var position = 0
+    /// Where the line being scanned began.
+    private(set) var lineStart = 0
+    private(set) var phase: Phase
+    /// Where the request line or (for trailers) the section began; limits count from here.
+    private(set) var sectionStart = 0
+    /// The request line, CRLF excluded, once it is complete.
+    private(set) var requestLine: Range<Int> = 0..<0
+    private(set) var fieldLineCount = 0
+    let expectsRequestLine: Bool
+
+    /// A scanner for a head (with a request line) or a trailer section (without).
+    init(expectingRequestLine: Bool) {
+        expectsRequestLine = expectingRequestLine
+        phase = expectingRequestLine ? .leadingEmptyLines : .fieldLines
+    }
+
+    /// Empty lines before the request line, which the decoder consumes as soon as it has
+    /// seen them, so that a stray CRLF does not sit in the caller's buffer looking like a
+    /// request in progress (and so that what stays unconsumed does not depend on how the
+    /// input was split).
+    var skippedBytes: Int {
+        switch phase {
+        case .leadingEmptyLines: lineStart
+        case .requestLine(let start): start
+        case .fieldLines: expectsRequestLine ? sectionStart : 0
+        }
+    }
+
+    /// Moves every position back by `skippedBytes` once the caller has consumed them.
+    mutating func dropSkippedBytes() {
+        let skipped = skippedBytes
+        guard skipped > 0 else { return }
+        position -= skipped
+        lineStart -= skipped
+        sectionStart -= skipped
+        switch phase {
+        case .leadingEmptyLines: break
+        case .requestLine(let start): phase = .requestLine(start: start - skipped)
+        case .fieldLines: requestLine = (requestLine.lowerBound - skipped)..<(requestLine.upperBound - skipped)
+        }
+    }
+
+    mutating func scan(_ bytes: UnsafeRawBufferPointer, limits: HTTPLimits) -> Outcome {
+        // The caller broke the contract (handed back fewer bytes than before): start over
+        // rather than index past the end.
+        if position > bytes.count { self = FieldSectionScanner(expectingRequestLine: expectsRequestLine) }
+        let count = bytes.count
+        var p = position
+        defer { position = p }
+        while p < count {
+            // Run over the bytes of a line: only CR and LF matter here, the parser checks
+            // the rest once the section is complete.
+            let runStart = p
+            while p + 8 <= count, !ASCII.hasLineBreak(ASCII.loadWord(bytes, p)) { p += 8 }
+            while p < count {
+                let byte = bytes[p]
+                if byte == ASCII.cr || byte == ASCII.lf { break }
+                p += 1
+            }
+            if p > runStart {
+                if phase == .leadingEmptyLines {
+                    phase = .requestLine(start: runStart)
+                    sectionStart = runStart
+                }
+                if let failure = checkLimits(at: p, limits) { return .failure(failure) }
+            }
+            guard p < count else { break }
+            // RFC 9112 §2.2: a bare LF is not accepted as a line terminator, a bare CR is
+            // rejected outright.
+            guard bytes[p] == ASCII.cr else { return .failure(.invalidLineEnding) }
+            guard p + 1 < count else { break } // CR at the end: wait for the next byte
+            guard bytes[p + 1] == ASCII.lf else { return .failure(.invalidLineEnding) }
+            let lineEnd = p
+            p += 2
+            switch phase {
+            case .leadingEmptyLines:
+                lineStart = p
+            case .requestLine(let start):
+                if p - sectionStart > limits.maxHeaderBytes { return .failure(.headersTooLarge) }
+                requestLine = start..<lineEnd
+                phase = .fieldLines
+                lineStart = p
+            case .fieldLines:
+                if p - sectionStart > limits.maxHeaderBytes { return .failure(.headersTooLarge) }
+                if lineEnd == lineStart { return .complete(end: p) }
+                fieldLineCount += 1
+                if fieldLineCount > limits.maxHeaderCount { return .failure(.tooManyHeaders) }
+                lineStart = p
+            }
+        }
+        return .needMore
+    }
+
+    /// Which limit the bytes up to `position` break, if any. When both are broken the one
+    /// broken first (the smaller) is reported, so the answer does not depend on how far
+    /// the input reached when the check ran.
+    private func checkLimits(at position: Int, _ limits: HTTPLimits) -> HTTPParseError.Code? {
+        let size = position - sectionStart
+        let inRequestLine = if case .requestLine = phase { true } else { false }
+        guard size > limits.maxHeaderBytes || (inRequestLine && size > limits.maxRequestLineBytes) else {
+            return nil
+        }
+        return inRequestLine && limits.maxRequestLineBytes <= limits.maxHeaderBytes ? .requestLineTooLong : .headersTooLarge
+    }
+}

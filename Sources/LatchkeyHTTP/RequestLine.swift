@@ -1,0 +1,40 @@
+/// `method SP request-target SP HTTP-version` (RFC 9112 §3), strictly: single spaces, a
+/// token method, a target of visible ASCII only.
+struct RequestLine {
+    var method: String
+    var target: String
+    var version: HTTPVersion
+
+    static func parse(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws(HTTPParseError) -> RequestLine {
+        let start = line.lowerBound
+        let end = line.upperBound
+        var methodEnd = start
+        while methodEnd < end, ASCII.isTokenByte(bytes[methodEnd]) { methodEnd += 1 }
+        guard methodEnd > start, methodEnd < end, bytes[methodEnd] == ASCII.sp else {
+            throw HTTPParseError(.badRequestLine)
+        }
+        // The version is what follows the last space, so a space inside the target shows
+        // up as an invalid target rather than as a garbled version.
+        var versionStart = end
+        while versionStart > methodEnd + 1, bytes[versionStart - 1] != ASCII.sp { versionStart -= 1 }
+        guard versionStart > methodEnd + 1 else { throw HTTPParseError(.badRequestLine) }
+        let target = (methodEnd + 1)..<(versionStart - 1)
+        guard let version = HTTPVersion.parse(bytes, versionStart..<end), end - versionStart == 8 else {
+            throw HTTPParseError(.badRequestLine)
+        }
+        guard !target.isEmpty else { throw HTTPParseError(.invalidTarget) }
+        // RFC 9112 §3.2 and RFC 3986: a target is visible ASCII; CTLs, spaces and raw
+        // non-ASCII bytes are refused (a browser percent-encodes them).
+        for position in target where !(0x21...0x7E).contains(bytes[position]) {
+            throw HTTPParseError(.invalidTarget)
+        }
+        // RFC 9110 §6.2: a server answers 505 to a major version it does not support; a
+        // minor version other than 0 or 1 of HTTP/1 is not something we can interpret.
+        guard version == .http1_1 || version == .http1_0 else { throw HTTPParseError(.unsupportedVersion) }
+        return RequestLine(
+            method: ASCII.string(bytes, start..<methodEnd),
+            target: ASCII.string(bytes, target),
+            version: version
+        )
+    }
+}

@@ -1,0 +1,214 @@
+import CCurlShims
+import LatchkeyLoop
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the multi handle's callbacks touch: curl's sockets as epoll registrations on the
+/// loop, and curl's single timeout as a `LoopTimer`. The callbacks only record interest and
+/// deadlines; the loop calls back into curl (`UpstreamClient.socketAction`) afterwards.
+///
+/// This object, not the client, is the callbacks' context so that it outlives
+/// `curl_multi_cleanup` in the client's `deinit` (cleanup closes pooled connections through
+/// `closeSocketCallback`).
+///
+/// Registrations are lazy. curl reports CURL_POLL_REMOVE for a connection's socket when a
+/// transfer ends and re-adds it when the next transfer reuses the connection; keeping the
+/// epoll registration across that gap saves two `epoll_ctl` calls per reused request. This
+/// is safe only for sockets whose close we hear about: the ones opened by
+/// `openSocketCallback` are closed through `closeSocketCallback`, which unregisters before
+/// closing. Any other socket curl shows us is unregistered eagerly on CURL_POLL_REMOVE.
+final class MultiEvents {
+    let loop: EventLoop
+    /// Set by the client once it exists; nil while it is torn down.
+    weak var client: UpstreamClient?
+    private(set) var timer: LoopTimer!
+    private var sockets: [SocketEntry] = []
+    /// epoll_ctl calls made for curl's sockets (ADD, MOD, DEL), for tests and metrics.
+    private(set) var epollOperations = 0
+
+    private struct SocketEntry {
+        var registration: IORegistration?
+        var handler: CurlSocketHandler?
+        /// What epoll watches now.
+        var registered: IOEvents = []
+        /// What curl asked for last; empty after CURL_POLL_REMOVE.
+        var wanted: IOEvents = []
+        /// Opened by `openSocketCallback`: curl closes it through `closeSocketCallback`.
+        var ours = false
+    }
+
+    init(loop: EventLoop) {
+        self.loop = loop
+        timer = LoopTimer { [unowned self] in self.client?.socketAction(CURL_SOCKET_TIMEOUT, events: 0) }
+    }
+
+    var opaque: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    // MARK: recorded by curl's callbacks
+
+    /// CURLMOPT_SOCKETFUNCTION. Returns -1 if epoll refused the socket (curl then fails the
+    /// transfers on it).
+    func curlWantsSocket(_ fd: Int32, what: Int32) -> Int32 {
+        guard fd >= 0 else { return 0 }
+        ensureEntry(fd)
+        let i = Int(fd)
+        if what == CURL_POLL_REMOVE {
+            sockets[i].wanted = []
+            guard sockets[i].registration != nil else { return 0 }
+            if !sockets[i].ours {
+                dropRegistration(i)
+            } else if sockets[i].registered != .readable {
+                // Writable interest on an idle socket would fire at once; readable only wakes
+                // us if the peer closes, and `socketReady` drops it then.
+                _ = setInterest(i, .readable)
+            }
+            return 0
+        }
+        var wanted: IOEvents = []
+        if what & CURL_POLL_IN != 0 { wanted.insert(.readable) }
+        if what & CURL_POLL_OUT != 0 { wanted.insert(.writable) }
+        sockets[i].wanted = wanted
+        return setInterest(i, wanted) ? 0 : -1
+    }
+
+    /// CURLMOPT_TIMERFUNCTION: -1 disarms, otherwise curl wants `curl_multi_socket_action(
+    /// CURL_SOCKET_TIMEOUT)` after `milliseconds`. Armed against the fresh clock, not the
+    /// loop's cached `now`, so that a 0 ms timeout set while timers run waits for the next
+    /// loop iteration instead of spinning inside this one.
+    func curlWantsTimeout(milliseconds: Int) {
+        if milliseconds < 0 {
+            loop.disarm(timer)
+        } else {
+            loop.arm(timer, at: LoopInstant.now().advanced(by: .milliseconds(milliseconds)))
+        }
+    }
+
+    /// CURLOPT_OPENSOCKETFUNCTION: socket(2) with SOCK_CLOEXEC, remembered as ours.
+    func openSocket(family: Int32, type: Int32, protocol proto: Int32) -> Int32 {
+        let fd = socket(family, type | Int32(SOCK_CLOEXEC.rawValue), proto)
+        guard fd >= 0 else { return fd }
+        ensureEntry(fd)
+        // A leftover registration for this number belongs to a socket closed behind our
+        // back; the kernel already dropped it from epoll.
+        dropRegistration(Int(fd))
+        sockets[Int(fd)].wanted = []
+        sockets[Int(fd)].ours = true
+        return fd
+    }
+
+    /// CURLOPT_CLOSESOCKETFUNCTION: unregister first, then close(2).
+    func closeSocket(_ fd: Int32) -> Int32 {
+        if fd >= 0, Int(fd) < sockets.count {
+            dropRegistration(Int(fd))
+            sockets[Int(fd)].wanted = []
+            sockets[Int(fd)].ours = false
+        }
+        return close(fd)
+    }
+
+    // MARK: driven by the loop
+
+    /// epoll reported `events` for curl's socket `fd`.
+    fileprivate func socketReady(_ fd: Int32, _ events: IOEvents) {
+        let i = Int(fd)
+        guard i < sockets.count else { return }
+        let wanted = sockets[i].wanted
+        if wanted.isEmpty {
+            // An idle pooled connection woke up: the peer closed it (or sent something it
+            // should not have). Stop watching; curl's liveness check drops it on reuse.
+            dropRegistration(i)
+            return
+        }
+        let failed = events.contains(.hangup) || events.contains(.error)
+        var mask: Int32 = 0
+        if wanted.contains(.readable), events.contains(.readable) || failed { mask |= CURL_CSELECT_IN }
+        if wanted.contains(.writable), events.contains(.writable) || failed { mask |= CURL_CSELECT_OUT }
+        guard mask != 0 else { return }
+        client?.socketAction(fd, events: mask)
+    }
+
+    // MARK: epoll bookkeeping
+
+    private func ensureEntry(_ fd: Int32) {
+        if Int(fd) >= sockets.count {
+            sockets.append(contentsOf: repeatElement(SocketEntry(), count: Int(fd) + 1 - sockets.count))
+        }
+    }
+
+    /// Makes epoll watch `events` for socket `i`, with as few epoll_ctl calls as possible.
+    private func setInterest(_ i: Int, _ events: IOEvents) -> Bool {
+        if let registration = sockets[i].registration {
+            if sockets[i].registered == events { return true }
+            epollOperations += 1
+            do {
+                try loop.modify(registration, events: events)
+                sockets[i].registered = events
+                return true
+            } catch {
+                // The fd was closed and reused behind our back: start over.
+                dropRegistration(i)
+            }
+        }
+        let handler: CurlSocketHandler
+        if let existing = sockets[i].handler {
+            handler = existing
+        } else {
+            handler = CurlSocketHandler(events: self, fd: Int32(i))
+            sockets[i].handler = handler
+        }
+        epollOperations += 1
+        do {
+            sockets[i].registration = try loop.register(fd: Int32(i), events: events, handler: handler)
+            sockets[i].registered = events
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    private func dropRegistration(_ i: Int) {
+        guard let registration = sockets[i].registration else { return }
+        epollOperations += 1
+        loop.unregister(registration)
+        sockets[i].registration = nil
+        sockets[i].registered = []
+    }
+}
+
+/// The loop's handler for one of curl's sockets (one object per fd number, reused).
+final class CurlSocketHandler: IOHandler {
+    unowned let events: MultiEvents
+    let fd: Int32
+
+    init(events: MultiEvents, fd: Int32) {
+        self.events = events
+        self.fd = fd
+    }
+
+    func handleIO(_ ioEvents: IOEvents) {
+        events.socketReady(fd, ioEvents)
+    }
+}
+
+// MARK: C callbacks: capture-free, context through Unmanaged (see STYLE.md)
+
+let multiSocketCallback: curl_socket_callback = { _, fd, what, userp, _ in
+    Unmanaged<MultiEvents>.fromOpaque(userp!).takeUnretainedValue().curlWantsSocket(fd, what: what)
+}
+
+let multiTimerCallback: curl_multi_timer_callback = { _, milliseconds, userp in
+    Unmanaged<MultiEvents>.fromOpaque(userp!).takeUnretainedValue().curlWantsTimeout(milliseconds: milliseconds)
+    return 0
+}
+
+let openSocketCallback: curl_opensocket_callback = { clientp, _, address in
+    guard let address else { return CURL_SOCKET_BAD }
+    return Unmanaged<MultiEvents>.fromOpaque(clientp!).takeUnretainedValue().openSocket(
+        family: address.pointee.family, type: address.pointee.socktype, protocol: address.pointee.protocol
+    )
+}
+
+let closeSocketCallback: curl_closesocket_callback = { clientp, fd in
+    Unmanaged<MultiEvents>.fromOpaque(clientp!).takeUnretainedValue().closeSocket(fd)
+}

@@ -1,0 +1,81 @@
+import LatchkeyHTTP
+
+/// What to send upstream. The caller has already removed hop-by-hop and framing headers
+/// (`Connection`, `Transfer-Encoding`, `Content-Length`, …); `fields` includes `Host`.
+public struct UpstreamRequest: Sendable {
+    public var method: String
+    /// Absolute http(s) URL including the query. Never logged here: it may carry an api_key.
+    public var url: String
+    public var fields: HTTPFields
+    public var body: UpstreamBody
+    public var options: UpstreamOptions
+
+    public init(
+        method: String,
+        url: String,
+        fields: HTTPFields,
+        body: UpstreamBody = .none,
+        options: UpstreamOptions = UpstreamOptions()
+    ) {
+        self.method = method
+        self.url = url
+        self.fields = fields
+        self.body = body
+        self.options = options
+    }
+}
+
+/// How the request body reaches the upstream.
+public enum UpstreamBody: Sendable, Equatable {
+    /// No body at all: no `Content-Length`, no `Transfer-Encoding`. A client request that
+    /// said `Content-Length: 0` maps to `.length(0)`, which forwards that header.
+    case none
+    /// Exactly this many bytes, sent with `Content-Length`. The transfer never hands curl
+    /// more than this many bytes.
+    case length(UInt64)
+    /// Unknown length, streamed with `Transfer-Encoding: chunked` over HTTP/1.1 (plain DATA
+    /// frames over HTTP/2).
+    case streaming
+}
+
+/// Per-route upstream settings. A `.zero` first-byte or idle timeout disables it; a `.zero`
+/// connect timeout leaves curl's default (300 s).
+public struct UpstreamOptions: Sendable, Equatable {
+    /// PEM bundle to verify the upstream against instead of the system CAs.
+    public var caFile: String?
+    /// PEM client certificate and key for mutual TLS.
+    public var clientCertificateFile: String?
+    public var clientKeyFile: String?
+    /// Offer HTTP/2 over TLS (ALPN); plain http stays HTTP/1.1.
+    public var http2: Bool
+    /// curl proxy string (`http://host:port`, `socks5h://…`).
+    public var proxy: String?
+    /// DNS + TCP + TLS handshake.
+    public var connectTimeout: Duration
+    /// From the end of the request (body handed to curl) to the first response byte.
+    public var firstByteTimeout: Duration
+    /// Longest silence while the request body uploads or the response body downloads. Not
+    /// counted while the transfer waits on our side (request-body bytes from the client,
+    /// or `resumeReceiving()` after backpressure).
+    public var idleTimeout: Duration
+
+    public init(
+        caFile: String? = nil,
+        clientCertificateFile: String? = nil,
+        clientKeyFile: String? = nil,
+        http2: Bool = false,
+        proxy: String? = nil,
+        connectTimeout: Duration = .seconds(10),
+        firstByteTimeout: Duration = .seconds(60),
+        idleTimeout: Duration = .seconds(60)
+    ) {
+        self.caFile = caFile
+        self.clientCertificateFile = clientCertificateFile
+        self.clientKeyFile = clientKeyFile
+        self.http2 = http2
+        self.proxy = proxy
+        self.connectTimeout = connectTimeout
+        self.firstByteTimeout = firstByteTimeout
+        self.idleTimeout = idleTimeout
+    }
+}

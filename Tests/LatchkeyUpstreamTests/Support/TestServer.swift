@@ -1,0 +1,227 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A blocking HTTP/1.1 server on 127.0.0.1, port 0, for upstream tests. Each accepted
+/// connection runs `handler` on a thread of its own with full control of the bytes: slow
+/// chunks, delays, resets (SO_LINGER 0), echoes.
+final class TestServer: Sendable {
+    let port: UInt16
+    private let listenFD: Int32
+    private let accepted = AcceptCounter()
+
+    /// Connections accepted so far.
+    var acceptCount: Int { accepted.count.withLock { $0 } }
+
+    init(handler: @escaping @Sendable (TestConnection) -> Void) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw TestServerError.socket(errno) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        guard bound == 0, listen(fd, 64) == 0 else {
+            close(fd)
+            throw TestServerError.socket(errno)
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        listenFD = fd
+        port = UInt16(bigEndian: address.sin_port)
+        let accepted = self.accepted
+        let thread = Thread {
+            while true {
+                let client = accept(fd, nil, nil)
+                if client < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                accepted.count.withLock { $0 += 1 }
+                let connectionThread = Thread {
+                    let connection = TestConnection(fd: client)
+                    handler(connection)
+                    connection.close()
+                }
+                connectionThread.start()
+            }
+        }
+        thread.start()
+    }
+
+    /// Stops accepting (wakes the blocked accept). Idempotent: a second close(2) could hit
+    /// an fd number another thread has reused since.
+    func stop() {
+        let first = accepted.stopped.withLock { stopped in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
+        shutdown(listenFD, Int32(SHUT_RDWR))
+        close(listenFD)
+    }
+
+    deinit { stop() }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+}
+
+final class AcceptCounter: Sendable {
+    let count = Mutex(0)
+    let stopped = Mutex(false)
+}
+
+enum TestServerError: Error {
+    case socket(Int32)
+}
+
+/// A request as the test server read it off the wire.
+struct ReceivedRequest: Sendable {
+    var head: String
+    var requestLine: String
+    var fields: [(name: String, value: String)]
+    var body: [UInt8]
+    var method: String { String(requestLine.split(separator: " ").first ?? "") }
+
+    func values(_ name: String) -> [String] {
+        fields.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+    }
+}
+
+/// One accepted connection, used from its own thread only.
+final class TestConnection: @unchecked Sendable {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+    private var closed = false
+
+    init(fd: Int32) { self.fd = fd }
+
+    /// Reads one request (head, then a Content-Length or chunked body). nil at EOF.
+    func readRequest(headMethodHasNoBody: Bool = true) -> ReceivedRequest? {
+        guard let headEnd = readUntil([13, 10, 13, 10]) else { return nil }
+        let headBytes = Array(buffer[..<headEnd])
+        buffer.removeFirst(headEnd + 4)
+        let head = String(decoding: headBytes, as: UTF8.self)
+        var lines = head.components(separatedBy: "\r\n")
+        let requestLine = lines.removeFirst()
+        let fields = lines.map { line -> (name: String, value: String) in
+            let colon = line.firstIndex(of: ":") ?? line.endIndex
+            let value = colon < line.endIndex ? line[line.index(after: colon)...] : ""
+            return (String(line[..<colon]), value.trimmingCharacters(in: .whitespaces))
+        }
+        var request = ReceivedRequest(head: head, requestLine: requestLine, fields: fields, body: [])
+        if request.values("transfer-encoding").first?.lowercased() == "chunked" {
+            while true {
+                guard let lineEnd = readUntil([13, 10]) else { return nil }
+                let sizeLine = String(decoding: buffer[..<lineEnd], as: UTF8.self)
+                buffer.removeFirst(lineEnd + 2)
+                let size = Int(sizeLine.split(separator: ";").first ?? "", radix: 16) ?? 0
+                if size == 0 {
+                    // Trailers until the empty line.
+                    while let end = readUntil([13, 10]) {
+                        buffer.removeFirst(end + 2)
+                        if end == 0 { break }
+                    }
+                    break
+                }
+                guard readAtLeast(size + 2) else { return nil }
+                request.body += buffer[..<size]
+                buffer.removeFirst(size + 2)
+            }
+        } else if let length = request.values("content-length").first.flatMap({ Int($0) }), length > 0 {
+            guard readAtLeast(length) else { return nil }
+            request.body = Array(buffer[..<length])
+            buffer.removeFirst(length)
+        }
+        return request
+    }
+
+    /// True once the peer has closed (read returns 0) within `timeout`.
+    func waitForEOF(timeout: Double) -> Bool {
+        var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var scratch = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = read(fd, &scratch, scratch.count)
+            if n == 0 { return true }
+            if n < 0 { return errno == ECONNRESET }
+        }
+    }
+
+    func write(_ string: String) { write(Array(string.utf8)) }
+
+    func write(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 {
+                if n < 0 && errno == EINTR { continue }
+                return
+            }
+            offset += n
+        }
+    }
+
+    /// Aborts the connection: SO_LINGER 0 makes close send RST.
+    func reset() {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        close()
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        Glibc.close(fd)
+    }
+
+    private func readMore() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = read(fd, &chunk, chunk.count)
+            if n > 0 {
+                buffer += chunk[..<n]
+                return true
+            }
+            if n < 0 && errno == EINTR { continue }
+            return false
+        }
+    }
+
+    private func readUntil(_ marker: [UInt8]) -> Int? {
+        var searchFrom = 0
+        while true {
+            if buffer.count >= marker.count {
+                for i in searchFrom...(buffer.count - marker.count) where buffer[i..<(i + marker.count)].elementsEqual(marker) {
+                    return i
+                }
+                searchFrom = buffer.count - marker.count + 1
+            }
+            guard readMore() else { return nil }
+        }
+    }
+
+    private func readAtLeast(_ count: Int) -> Bool {
+        while buffer.count < count {
+            guard readMore() else { return false }
+        }
+        return true
+    }
+}
+
+/// The byte at `index` of the test bodies: a pattern that catches lost, duplicated or
+/// reordered bytes.
+@inline(__always)
+func patternByte(_ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: index % 251) }
+
+func patternBody(_ count: Int, from start: Int = 0) -> [UInt8] {
+    (start..<(start + count)).map(patternByte)
+}
