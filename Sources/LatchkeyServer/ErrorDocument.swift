@@ -18,10 +18,16 @@ public struct ErrorDocument: Sendable, Equatable {
     }
 
     public var body: [UInt8] {
-        var json = "{\"error\":\"\(Self.escape(error))\",\"message\":\"\(Self.escape(message))\""
-        if let route { json += ",\"route\":\"\(Self.escape(route))\"" }
-        json += "}\n"
-        return Array(json.utf8)
+        var out = Array("{\"error\":".utf8)
+        JSONText.appendQuoted(error, to: &out)
+        out.append(contentsOf: ",\"message\":".utf8)
+        JSONText.appendQuoted(message, to: &out)
+        if let route {
+            out.append(contentsOf: ",\"route\":".utf8)
+            JSONText.appendQuoted(route, to: &out)
+        }
+        out.append(contentsOf: "}\n".utf8)
+        return out
     }
 
     public var fields: HTTPFields {
@@ -55,25 +61,5 @@ public struct ErrorDocument: Sendable, Equatable {
         case 505: "http_version_not_supported"
         default: "error"
         }
-    }
-
-    /// JSON string escaping (RFC 8259 §7) for the few characters our own texts can hold.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
     }
 }

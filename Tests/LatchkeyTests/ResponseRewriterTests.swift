@@ -9,7 +9,7 @@ import Testing
                             routes: [RouteConfig(name: "r", pathPrefix: prefix, upstream: UpstreamConfig(url: upstream),
                                                  prefixReplacement: replacement, cookies: cookies)])
         let route = RouteTable(config: config).match(listener: 0, path: Substring(prefix), host: nil)!
-        return ResponseRewriter(route: route, proxyOrigin: "http://127.0.0.1:8080", clientOnLoopback: loopback)
+        return ResponseRewriter(route: route, clientHost: "127.0.0.1:8080", clientOnLoopback: loopback)
     }
 
     @Test func absoluteLocationOnTheUpstreamPointsBackAtTheProxy() {

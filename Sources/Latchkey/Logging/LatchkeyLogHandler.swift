@@ -31,18 +31,19 @@ public final class LogSink: Sendable {
     }
 
     /// An access-log record, fields in their fixed order.
-    func write(label: String, message: String, fields: [(key: String, value: Logger.MetadataValue)]) {
+    func write(label: String, message: String, fields: [(key: String, value: LogValue)]) {
         write(line: LogLine.format(format, level: .info, label: label, message: message, fields: fields, timestamp: LogLine.timestamp()))
     }
 
-    private func write(line: String) {
+    private func write(line: [UInt8]) {
         var line = line
-        let secrets = credentials.withLock { $0 }?.snapshot.redactionValues ?? []
-        for secret in secrets where !secret.isEmpty && line.containsBytes(of: secret) {
-            line = line.replacingOccurrences(secret, with: "[REDACTED]")
+        if let secrets = credentials.withLock({ $0 })?.snapshot.redactionValues {
+            for secret in secrets where !secret.isEmpty {
+                LogRedaction.mask(Array(secret.utf8), in: &line)
+            }
         }
         writeLock.withLock { _ in
-            line.withUTF8 { bytes in
+            line.withUnsafeBytes { bytes in
                 var offset = 0
                 while offset < bytes.count {
                     guard let written = try? systemCall("write(log)", { Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset) }),
@@ -79,25 +80,34 @@ public struct LatchkeyLogHandler: LogHandler {
     }
 }
 
-extension String {
-    /// Byte-wise substring search (memchr for the first byte, then memcmp): this runs on
-    /// every log line, and Foundation's `contains` would bridge both strings first.
-    func containsBytes(of needle: String) -> Bool {
-        var haystack = self
-        var needle = needle
-        return haystack.withUTF8 { h in
-            needle.withUTF8 { n in
-                guard let first = n.first, n.count <= h.count, let base = h.baseAddress else { return n.isEmpty }
+/// Replaces every occurrence of a secret in a finished log line.
+enum LogRedaction {
+    static let replacement = Array("[REDACTED]".utf8)
+
+    /// memchr(3) for the secret's first byte, memcmp(3) for the rest: this runs on every
+    /// log line.
+    static func mask(_ secret: [UInt8], in line: inout [UInt8]) {
+        guard let first = secret.first, secret.count <= line.count else { return }
+        var hits: [Int] = []
+        line.withUnsafeBytes { haystack in
+            secret.withUnsafeBytes { needle in
+                let base = haystack.baseAddress!
+                let last = haystack.count - needle.count
                 var offset = 0
-                let last = h.count - n.count
                 while offset <= last {
-                    guard let hit = memchr(base + offset, Int32(first), last - offset + 1) else { return false }
-                    let position = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
-                    if memcmp(base + position, n.baseAddress!, n.count) == 0 { return true }
-                    offset = position + 1
+                    guard let hit = memchr(base + offset, Int32(first), last - offset + 1) else { return }
+                    let position = base.distance(to: UnsafeRawPointer(hit))
+                    if memcmp(base + position, needle.baseAddress!, needle.count) == 0 {
+                        hits.append(position)
+                        offset = position + needle.count
+                    } else {
+                        offset = position + 1
+                    }
                 }
-                return false
             }
+        }
+        for position in hits.reversed() {
+            line.replaceSubrange(position..<(position + secret.count), with: replacement)
         }
     }
 }

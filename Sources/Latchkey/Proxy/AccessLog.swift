@@ -20,18 +20,18 @@ struct AccessLog: Sendable {
         outcome: String? = nil
     ) {
         guard enabled, let sink else { return }
-        var fields: [(key: String, value: Logger.MetadataValue)] = []
+        var fields: [(key: String, value: LogValue)] = []
         fields.reserveCapacity(11)
         fields.append(("method", .string(exchange.head.method)))
         fields.append(("path", .string(Self.redactedTarget(exchange.head.target, secret: route?.secretQueryParameters ?? secretQueryParameters))))
         if let route { fields.append(("route", .string(route.name))) }
-        fields.append(("status", .stringConvertible(exchange.aborted && exchange.status == nil ? 499 : exchange.status ?? 0)))
-        fields.append(("bytes_in", .stringConvertible(exchange.requestBodyBytes)))
-        fields.append(("bytes_out", .stringConvertible(exchange.responseBodyBytes)))
-        fields.append(("duration_ms", .string(Self.milliseconds(now.since(exchange.receivedAt)))))
-        if let upstreamTime { fields.append(("upstream_ms", .string(Self.milliseconds(upstreamTime)))) }
+        fields.append(("status", .integer(Int64(exchange.aborted && exchange.status == nil ? 499 : exchange.status ?? 0))))
+        fields.append(("bytes_in", .integer(Int64(exchange.requestBodyBytes))))
+        fields.append(("bytes_out", .integer(Int64(exchange.responseBodyBytes))))
+        fields.append(("duration_ms", LogValue(milliseconds: now.since(exchange.receivedAt))))
+        if let upstreamTime { fields.append(("upstream_ms", LogValue(milliseconds: upstreamTime))) }
         if let peer = exchange.peer?.host { fields.append(("client", .string(peer))) }
-        fields.append(("listener", .stringConvertible(exchange.listener.index)))
+        fields.append(("listener", .integer(Int64(exchange.listener.index))))
         if exchange.aborted || outcome != nil { fields.append(("outcome", .string(outcome ?? "aborted"))) }
         sink.write(label: "latchkey.access", message: "request", fields: fields)
     }
@@ -41,10 +41,5 @@ struct AccessLog: Sendable {
     static func redactedTarget(_ target: String, secret: Set<String>) -> String {
         guard !secret.isEmpty, let mark = target.firstIndex(of: "?") else { return target }
         return target[..<mark] + "?" + QueryString.redacting(target[target.index(after: mark)...], secret: secret)
-    }
-
-    private static func milliseconds(_ duration: Duration) -> String {
-        let ms = duration.milliseconds
-        return String(Double(Int(ms * 10)) / 10)
     }
 }

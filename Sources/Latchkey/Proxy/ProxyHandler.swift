@@ -69,8 +69,7 @@ final class ProxyHandler: ServerHandler {
         let request = UpstreamRequestBuilder.build(
             head: head, route: route, path: target.path, query: target.query, clientHost: host,
             peer: exchange.peer, removingField: inboundHeader, credential: { credentials[$0] })
-        let rewriter = ResponseRewriter(route: route, proxyOrigin: host.map { "http://" + $0 },
-                                        clientOnLoopback: exchange.peer?.isLoopback ?? true)
+        let rewriter = ResponseRewriter(route: route, clientHost: host, clientOnLoopback: exchange.peer?.isLoopback ?? true)
         let proxied = ProxyExchange(exchange: exchange, route: route, rewriter: rewriter, handler: self)
         proxied.start(request)
         return proxied

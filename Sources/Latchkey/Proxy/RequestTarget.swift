@@ -7,19 +7,43 @@ struct RequestTarget {
 
     init?(_ target: String) {
         guard target.first == "/" else { return nil }
-        let mark = target.firstIndex(of: "?")
+        let mark = target.utf8.firstIndex(of: UInt8(ascii: "?"))
         let path = target[..<(mark ?? target.endIndex)]
         if let mark { query = target[target.index(after: mark)...] } else { query = nil }
-        for segment in path.split(separator: "/", omittingEmptySubsequences: false) {
-            if Self.isDotSegment(segment) { return nil }
-        }
+        guard !Self.hasDotSegment(path.utf8) else { return nil }
         self.path = path
     }
 
-    private static func isDotSegment(_ segment: Substring) -> Bool {
-        guard !segment.isEmpty, segment.count <= 6 else { return false }
-        let decoded = segment.lowercased().replacingOccurrences("%2e", with: ".")
-        return decoded == "." || decoded == ".."
+    /// Scans the path once, segment by segment, decoding only "%2e" (RFC 3986 §2.3: it is
+    /// an unreserved character, so servers treat it as ".").
+    private static func hasDotSegment(_ path: Substring.UTF8View) -> Bool {
+        var dots = 0
+        var other = false
+        var iterator = path.makeIterator()
+        var pending: UInt8? = iterator.next()
+        while let byte = pending {
+            pending = iterator.next()
+            switch byte {
+            case UInt8(ascii: "/"):
+                if !other && (dots == 1 || dots == 2) { return true }
+                dots = 0
+                other = false
+            case UInt8(ascii: "."):
+                dots += 1
+            case UInt8(ascii: "%"):
+                let high = pending
+                let low = iterator.next()
+                pending = iterator.next()
+                if high == UInt8(ascii: "2"), low == UInt8(ascii: "e") || low == UInt8(ascii: "E") {
+                    dots += 1
+                } else {
+                    other = true
+                }
+            default:
+                other = true
+            }
+        }
+        return !other && (dots == 1 || dots == 2)
     }
 
     /// "example.com:8080" → "example.com"; "[::1]:8080" → "[::1]".
@@ -29,20 +53,5 @@ struct RequestTarget {
             return host[...close]
         }
         return host[..<(host.firstIndex(of: ":") ?? host.endIndex)]
-    }
-}
-
-extension String {
-    /// Replaces every occurrence of `target`; Foundation-free.
-    func replacingOccurrences(_ target: String, with replacement: String) -> String {
-        guard !target.isEmpty else { return self }
-        var out = ""
-        var rest = self[...]
-        while let range = rest.firstRange(of: target) {
-            out += rest[..<range.lowerBound]
-            out += replacement
-            rest = rest[range.upperBound...]
-        }
-        return out + rest
     }
 }

@@ -5,17 +5,17 @@ import LatchkeyHTTP
 /// origin and the route's prefix.
 struct ResponseRewriter {
     let route: Route
-    /// The proxy's origin as the client addressed it, e.g. "http://127.0.0.1:8080".
-    let proxyOrigin: String?
+    /// The Host the client addressed the proxy by, e.g. "127.0.0.1:8080".
+    let clientHost: String?
     /// The client is on plain HTTP over loopback (where a Secure cookie would be dropped).
     let clientOnLoopback: Bool
 
     func rewrite(_ fields: inout HTTPFields) {
         for index in fields.indices {
-            let name = fields[index].name
-            if name.caseInsensitiveEquals("Location") || name.caseInsensitiveEquals("Content-Location") {
-                fields[index].value = rewriteLocation(fields[index].value)
-            } else if name.caseInsensitiveEquals("Set-Cookie") {
+            let field = fields[index]
+            if field.hasName("Location") || field.hasName("Content-Location") {
+                fields[index].value = rewriteLocation(field.value)
+            } else if field.hasName("Set-Cookie") {
                 fields[index].value = rewriteSetCookie(fields[index].value)
             }
         }
@@ -38,7 +38,7 @@ struct ResponseRewriter {
             return location
         }
         guard let mapped = mapUpstreamPath(path) else { return location }
-        if absolute, let proxyOrigin { return proxyOrigin + mapped }
+        if absolute, let clientHost { return "http://" + clientHost + mapped }
         return mapped
     }
 
@@ -97,14 +97,5 @@ extension StringProtocol {
         while let first = text.first, first == " " || first == "\t" { text = text.dropFirst() }
         while let last = text.last, last == " " || last == "\t" { text = text.dropLast() }
         return text
-    }
-
-    /// ASCII case-insensitive comparison without allocating lower-cased copies.
-    func caseInsensitiveEquals(_ other: some StringProtocol) -> Bool {
-        let a = utf8, b = other.utf8
-        guard a.count == b.count else { return false }
-        return zip(a, b).allSatisfy { x, y in
-            x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z"))
-        }
     }
 }

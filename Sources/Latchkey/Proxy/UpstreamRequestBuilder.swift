@@ -19,14 +19,14 @@ enum UpstreamRequestBuilder {
     ) -> UpstreamRequest {
         var fields = head.fields
         fields.removeHopByHop()
-        fields.removeAll(named: "Content-Length")
-        fields.removeAll(named: "Expect")
-        fields.removeAll(named: "Host")
-        // RFC 9110 §11.7.2: credentials for this proxy are not the upstream's business.
-        fields.removeAll(named: "Proxy-Authorization")
-        if let inboundSecretHeader { fields.removeAll(named: inboundSecretHeader) }
-        if route.injectsCredentials && !route.passClientAuthorization {
-            fields.removeAll(named: "Authorization")
+        let dropAuthorization = route.injectsCredentials && !route.passClientAuthorization
+        fields.removeAll { field in
+            // Framing is re-made by libcurl, Host is set below, and RFC 9110 §11.7.2:
+            // credentials for this proxy are not the upstream's business.
+            field.hasName("Content-Length") || field.hasName("Expect") || field.hasName("Host")
+                || field.hasName("Proxy-Authorization")
+                || (dropAuthorization && field.hasName("Authorization"))
+                || (inboundSecretHeader.map { field.hasName($0) } ?? false)
         }
         if route.preserveHost, let clientHost {
             fields.append(name: "Host", value: clientHost)
@@ -39,8 +39,7 @@ enum UpstreamRequestBuilder {
             if let existing = fields["Via"] { fields.set(name: "Via", value: existing + ", " + hop) } else { fields.append(name: "Via", value: hop) }
         }
 
-        var url = route.upstream.origin + route.upstreamPath(for: path)
-        var queryItems = query.map { $0.isEmpty ? [] : $0.split(separator: "&", omittingEmptySubsequences: false).map(String.init) } ?? []
+        var queryItems: [String]? = nil
         for injection in route.injections {
             guard let token = credential(injection.credential) else { continue }
             let value = injection.template.render(token: token)
@@ -49,16 +48,21 @@ enum UpstreamRequestBuilder {
                 fields.set(name: name, value: value)
             case .query(let name):
                 // The client's own value for an injected parameter is never forwarded.
-                queryItems.removeAll { QueryString.name(of: $0) == name }
-                queryItems.append(name + "=" + QueryString.percentEncode(value))
+                var items = queryItems ?? query.map { $0.isEmpty ? [] : $0.split(separator: "&", omittingEmptySubsequences: false).map(String.init) } ?? []
+                items.removeAll { QueryString.name(of: $0) == name }
+                items.append(name + "=" + QueryString.percentEncode(value))
+                queryItems = items
             case .cookie(let name):
                 CookieHeader.set(name: name, value: value, in: &fields)
             }
         }
-        if !queryItems.isEmpty {
-            url += "?" + queryItems.joined(separator: "&")
+        var url = route.upstream.origin
+        url += route.upstreamPath(for: path)
+        if let queryItems {
+            if !queryItems.isEmpty { url += "?" + queryItems.joined(separator: "&") }
         } else if let query, !query.isEmpty {
-            url += "?" + query
+            url += "?"
+            url += query
         }
 
         let body: UpstreamBody

@@ -1,0 +1,39 @@
+@testable import LatchkeyHTTP
+import Testing
+
+/// The byte classes against their definitions, and the eight-byte tests against the
+/// bytewise ones they stand for.
+@Suite struct ASCIITests {
+    @Test func tokenBytesAreExactlyTchar() {
+        let tchar = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8)
+        for byte in UInt8.min...UInt8.max {
+            #expect(ASCII.isTokenByte(byte) == tchar.contains(byte), "byte \(byte)")
+        }
+    }
+
+    @Test func fieldValueBytes() {
+        for byte in UInt8.min...UInt8.max {
+            let expected = byte == 0x09 || (0x20...0x7E).contains(byte) || byte >= 0x80
+            #expect(ASCII.isFieldValueByte(byte) == expected, "byte \(byte)")
+        }
+    }
+
+    @Test func wordTestsAgreeWithByteTests() {
+        var random = SeededGenerator(seed: 7)
+        // Random words, plus words built from the boundary bytes where borrows and carries
+        // between bytes would show.
+        let edges: [UInt8] = [0x00, 0x09, 0x0A, 0x0D, 0x0E, 0x1F, 0x20, 0x21, 0x7E, 0x7F, 0x80, 0xFE, 0xFF]
+        for round in 0..<20_000 {
+            var bytes = (0..<8).map { _ in UInt8.random(in: 0x20...0x7E, using: &random) }
+            let changes = round % 3
+            for _ in 0..<changes {
+                bytes[Int.random(in: 0..<8, using: &random)] = round % 2 == 0
+                    ? edges.randomElement(using: &random)!
+                    : UInt8.random(in: 0...255, using: &random)
+            }
+            let word = bytes.withUnsafeBytes { ASCII.loadWord($0, 0) }
+            #expect(ASCII.hasLineBreak(word) == bytes.contains { $0 == 0x0D || $0 == 0x0A }, "\(bytes)")
+            #expect(ASCII.isPlainVisible(word) == bytes.allSatisfy { (0x20...0x7E).contains($0) }, "\(bytes)")
+        }
+    }
+}
