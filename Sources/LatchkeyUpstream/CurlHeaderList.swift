@@ -1,81 +1,92 @@
 import CCurlShims
 import LatchkeyHTTP
 
-/// Owns one `curl_slist` of request header lines (CURLOPT_HTTPHEADER); curl_slist_free_all
-/// in `deinit`. curl does not copy the list: it must live until the easy handle is removed
-/// from the multi.
+/// The request's header lines as a `curl_slist` (CURLOPT_HTTPHEADER) built in one
+/// allocation: nodes first, then the NUL-terminated lines they point at. curl only reads
+/// the list (it neither copies nor frees it), so building it ourselves replaces two
+/// mallocs per header (curl_slist_append's node and its copy of the line) with one per
+/// request. The list must live until the easy handle is removed from the multi.
 final class CurlHeaderList {
     private(set) var list: UnsafeMutablePointer<curl_slist>?
-    /// False if curl_slist_append ran out of memory.
-    private(set) var complete = true
+    private let storage: UnsafeMutableRawPointer
 
     /// Builds `Name: value` lines in order. curl adds `Accept: */*` unless told otherwise and
     /// `Expect: 100-continue` for uploads; an empty `Accept:` / `Expect:` entry suppresses
     /// them when the caller did not send its own. Fields whose name or value hold CR, LF or
-    /// NUL are dropped (they would inject lines). `scratch` is a reusable line buffer.
-    init(_ fields: HTTPFields, scratch: inout [UInt8]) {
+    /// NUL are dropped (they would inject lines).
+    init(_ fields: HTTPFields) {
         var sawAccept = false
         var sawExpect = false
+        var included: [Bool] = []
+        included.reserveCapacity(fields.count)
+        var textBytes = 0
         for field in fields {
-            scratch.removeAll(keepingCapacity: true)
-            guard Self.appendSafe(field.name.utf8, to: &scratch), !scratch.isEmpty else { continue }
-            let isAccept = !sawAccept && Self.equalsLowercase(scratch, "accept")
-            let isExpect = !sawExpect && Self.equalsLowercase(scratch, "expect")
-            if field.value.isEmpty {
-                // curl reads "Name:" as "remove this header"; "Name;" sends it empty.
-                scratch.append(UInt8(ascii: ";"))
-            } else {
-                scratch.append(UInt8(ascii: ":"))
-                scratch.append(UInt8(ascii: " "))
-                guard Self.appendSafe(field.value.utf8, to: &scratch) else { continue }
-            }
-            append(&scratch)
-            if isAccept { sawAccept = true }
-            if isExpect { sawExpect = true }
+            let safe = !field.name.isEmpty && Self.isSafe(field.name.utf8) && Self.isSafe(field.value.utf8)
+            included.append(safe)
+            guard safe else { continue }
+            // "Name: value\0", or "Name;\0" for an empty value: curl reads "Name:" as
+            // "remove this header".
+            textBytes += field.name.utf8.count + (field.value.isEmpty ? 2 : 3 + field.value.utf8.count)
+            if field.hasName("Accept") { sawAccept = true }
+            if field.hasName("Expect") { sawExpect = true }
         }
-        if !sawAccept { appendLiteral("Accept:", scratch: &scratch) }
-        if !sawExpect { appendLiteral("Expect:", scratch: &scratch) }
+        let suppressions: [StaticString] = (sawAccept ? [] : ["Accept:"]) + (sawExpect ? [] : ["Expect:"])
+        textBytes += suppressions.reduce(0) { $0 + $1.utf8CodeUnitCount + 1 }
+        let nodeCount = included.lazy.filter { $0 }.count + suppressions.count
+        let nodeBytes = nodeCount * MemoryLayout<curl_slist>.stride
+        storage = UnsafeMutableRawPointer.allocate(byteCount: nodeBytes + textBytes, alignment: MemoryLayout<curl_slist>.alignment)
+
+        let nodes = storage.bindMemory(to: curl_slist.self, capacity: nodeCount)
+        var text = (storage + nodeBytes).assumingMemoryBound(to: UInt8.self)
+        var node = 0
+        func link(_ write: (inout UnsafeMutablePointer<UInt8>) -> Void) {
+            let start = text
+            write(&text)
+            text.pointee = 0
+            text += 1
+            let next = node + 1 < nodeCount ? nodes + node + 1 : nil
+            (nodes + node).initialize(to: curl_slist(data: UnsafeMutableRawPointer(start).assumingMemoryBound(to: CChar.self), next: next))
+            node += 1
+        }
+        for (field, safe) in zip(fields, included) where safe {
+            link { out in
+                Self.copy(field.name.utf8, to: &out)
+                if field.value.isEmpty {
+                    out.pointee = UInt8(ascii: ";")
+                    out += 1
+                } else {
+                    out.pointee = UInt8(ascii: ":")
+                    (out + 1).pointee = UInt8(ascii: " ")
+                    out += 2
+                    Self.copy(field.value.utf8, to: &out)
+                }
+            }
+        }
+        for suppression in suppressions {
+            link { out in
+                suppression.withUTF8Buffer { bytes in
+                    for byte in bytes {
+                        out.pointee = byte
+                        out += 1
+                    }
+                }
+            }
+        }
+        list = nodeCount > 0 ? nodes : nil
     }
 
     deinit {
-        curl_slist_free_all(list)
+        storage.deallocate()
     }
 
-    private func appendLiteral(_ line: StaticString, scratch: inout [UInt8]) {
-        scratch.removeAll(keepingCapacity: true)
-        line.withUTF8Buffer { scratch.append(contentsOf: $0) }
-        append(&scratch)
+    private static func isSafe(_ bytes: String.UTF8View) -> Bool {
+        !bytes.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 }
     }
 
-    /// curl_slist_append copies the NUL-terminated line.
-    private func append(_ line: inout [UInt8]) {
-        line.append(0)
-        let appended = line.withUnsafeBufferPointer { bytes in
-            bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                curl_slist_append(list, $0)
-            }
-        }
-        if let appended { list = appended } else { complete = false }
-    }
-
-    private static func appendSafe(_ bytes: String.UTF8View, to buffer: inout [UInt8]) -> Bool {
+    private static func copy(_ bytes: String.UTF8View, to out: inout UnsafeMutablePointer<UInt8>) {
         for byte in bytes {
-            if byte == 0x0D || byte == 0x0A || byte == 0 { return false }
-            buffer.append(byte)
-        }
-        return true
-    }
-
-    private static func equalsLowercase(_ bytes: [UInt8], _ lowercase: StaticString) -> Bool {
-        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
-        return lowercase.withUTF8Buffer { expected in
-            for i in 0..<bytes.count {
-                let byte = bytes[i]
-                // ASCII lowercase: set 0x20 on A-Z only.
-                let lower = byte &- 0x41 < 26 ? byte | 0x20 : byte
-                if lower != expected[i] { return false }
-            }
-            return true
+            out.pointee = byte
+            out += 1
         }
     }
 }

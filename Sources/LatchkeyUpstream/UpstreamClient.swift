@@ -17,7 +17,6 @@ public final class UpstreamClient {
     private let maxFreeHandles: Int
     private var active: [UpstreamTransfer] = []
     private var completed: [(UpstreamTransfer, CURLcode)] = []
-    private var headerScratch: [UInt8] = []
     /// Depth of our calls into curl that may run its callbacks. While above zero, anything
     /// that would re-enter the multi (add, remove, pause, socket action) is deferred.
     private var curlDepth = 0
@@ -73,8 +72,8 @@ public final class UpstreamClient {
             failLater(transfer, UpstreamError(.other, detail: "curl_easy_init failed"))
             return transfer
         }
-        let headers = CurlHeaderList(request.fields, scratch: &headerScratch)
-        var code = headers.complete ? easy.prepare(options: request.options, events: events) : CURLE_OUT_OF_MEMORY
+        let headers = CurlHeaderList(request.fields)
+        var code = easy.prepare(options: request.options, events: events)
         if code == CURLE_OK {
             code = easy.configure(request: request, headers: headers, transfer: Unmanaged.passUnretained(transfer).toOpaque())
         }

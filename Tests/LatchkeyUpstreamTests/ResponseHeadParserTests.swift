@@ -50,8 +50,7 @@ import Testing
 
 @Suite struct CurlHeaderListTests {
     private func lines(_ fields: HTTPFields) -> [String] {
-        var scratch: [UInt8] = []
-        let list = CurlHeaderList(fields, scratch: &scratch)
+        let list = CurlHeaderList(fields)
         var result: [String] = []
         var node = list.list
         while let current = node {
@@ -63,6 +62,11 @@ import Testing
 
     @Test func linesInOrderWithCurlDefaultsSuppressed() {
         #expect(lines(["Host": "h", "X-A": "1", "X-Empty": ""]) == ["Host: h", "X-A: 1", "X-Empty;", "Accept:", "Expect:"])
+    }
+
+    @Test func unsafeFieldsAreDroppedAndAnEmptyListIsNil() {
+        #expect(lines(["X-Bad": "a\r\nInjected: 1", "X-Ok": "1"]) == ["X-Ok: 1", "Accept:", "Expect:"])
+        #expect(lines(["Accept": "a", "Expect": "b"]).count == 2)
     }
 
     @Test func callerAcceptAndExpectWin() {
