@@ -1,0 +1,793 @@
+#!/usr/bin/env python3
+"""Latchkey's benchmark: Latchkey against direct access, nginx and haproxy, in one run.
+
+Run it through Benchmarks/run.sh, which installs the tools and builds the release binary.
+
+Layout on a 2-core machine: every proxy is pinned to core 0 (one loop / one worker /
+one thread each); the upstream (nginx, one worker), wrk, curl and this script run on
+core 1. All traffic stays on 127.0.0.1.
+
+Scenarios
+  small   GET of a 100-byte JSON, keep-alive, 64 connections (wrk -t1 -c64): requests/s,
+          p50/p99 latency, CPU time per request of the proxy process (utime+stime from
+          /proc/PID/stat before and after; the stable figure on a shared machine).
+  large   GET of a 1 MiB file, 16 connections: MB/s and CPU per request.
+          Both run in interleaved rounds (the target order rotates every round); the
+          tables give medians.
+  idle    10,000 keep-alive connections, each having made one request, held open:
+          the proxy's VmRSS before and with them.
+  stream  one 1 GiB response (curl -o /dev/null), VmRSS sampled every 100 ms: growth.
+          Once at full speed and once with the client limited to 200 MB/s, so that the
+          proxy must hold back a faster upstream.
+"""
+import argparse
+import asyncio
+import datetime
+import os
+import platform
+import resource
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+PROXY_CORE = "0"
+LOAD_CORE = "1"
+MIB = 1 << 20
+
+WRK_REPORT = r"""
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    "LKBENCH requests=%d bytes=%d duration_us=%d p50_us=%d p99_us=%d " ..
+    "connect=%d read=%d write=%d status=%d timeout=%d\n",
+    summary.requests, summary.bytes, summary.duration,
+    latency:percentile(50), latency:percentile(99),
+    e.connect, e.read, e.write, e.status, e.timeout))
+end
+"""
+
+
+def log(*args):
+    print(*args, file=sys.stderr, flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, proc, timeout=15.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid):
+    """utime + stime of the whole process (all threads, live and exited)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def rss_kib(pid, field="VmRSS"):
+    """VmRSS (all resident pages, shared-library code included) or RssAnon (heap, stacks)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def http_get(port, path, headers=None, timeout=5.0):
+    """A minimal HTTP/1.1 GET returning (status, body)."""
+    req = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n"
+    for k, v in (headers or {}).items():
+        req += f"{k}: {v}\r\n"
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall((req + "\r\n").encode())
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/") else 0
+    if b"transfer-encoding: chunked" in head.lower():
+        out, rest = b"", body
+        while rest:
+            size_line, _, rest = rest.partition(b"\r\n")
+            size = int(size_line.split(b";")[0], 16)
+            if size == 0:
+                break
+            out, rest = out + rest[:size], rest[size + 2:]
+        body = out
+    return status, body
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.work = tempfile.mkdtemp(prefix="latchkey-bench.")
+        os.chmod(self.work, 0o755)  # nginx workers read the files
+        self.token = "bench-token-" + secrets.token_hex(12)
+        self.procs = []
+        self.targets = {}  # name -> {"port", "pid"}
+        self.upstream_pid = None
+        self.results = {}  # (scenario, target) -> list of dict per round
+        self.single = {}  # (scenario, target) -> dict
+        self.notes = []
+
+    # ---- processes ------------------------------------------------------------------------
+    def spawn(self, name, argv, core):
+        out = open(os.path.join(self.work, f"{name}.log"), "wb")
+        p = subprocess.Popen(["taskset", "-c", core] + argv, stdout=out, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL, start_new_session=True)
+        self.procs.append((name, p))
+        return p
+
+    def stop_all(self):
+        for _, p in reversed(self.procs):
+            if p.poll() is None:
+                try:
+                    p.send_signal(signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        deadline = time.monotonic() + 10
+        for _, p in self.procs:
+            try:
+                p.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        self.procs = []
+
+    def cleanup(self):
+        self.stop_all()
+        if self.args.keep_work:
+            log(f"work directory kept: {self.work}")
+        else:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+    # ---- files the upstream serves -------------------------------------------------------
+    def make_files(self):
+        www = os.path.join(self.work, "www")
+        os.makedirs(www)
+        prefix = b'{"id":1,"name":"latchkey-bench","tags":["a","b","c"],"pad":"'
+        small = prefix + b"x" * (100 - len(prefix) - 3) + b'"}\n'
+        assert len(small) == 100
+        with open(os.path.join(www, "small.json"), "wb") as f:
+            f.write(small)
+        with open(os.path.join(www, "1m.bin"), "wb") as f:
+            f.write(os.urandom(MIB))
+        with open(os.path.join(www, "1g.bin"), "wb") as f:
+            f.truncate(1 << 30)  # sparse: no disk, served from the page cache of zeros
+        for name in os.listdir(www):
+            os.chmod(os.path.join(www, name), 0o644)
+        os.chmod(www, 0o755)
+        self.small_body = small
+        return www
+
+    # ---- servers ------------------------------------------------------------------------------
+    def nginx_conf(self, name, body):
+        d = os.path.join(self.work, name)
+        os.makedirs(d)
+        conf = os.path.join(d, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(f"""
+daemon off;
+master_process off;
+worker_processes 1;
+worker_rlimit_nofile 30000;
+pid {d}/nginx.pid;
+error_log {d}/error.log warn;
+events {{ worker_connections 20000; multi_accept on; }}
+http {{
+    {f"access_log {d}/access.log;" if self.args.access_log else "access_log off;"}
+    client_body_temp_path {d}/client_body;
+    proxy_temp_path {d}/proxy;
+    fastcgi_temp_path {d}/fastcgi;
+    uwsgi_temp_path {d}/uwsgi;
+    scgi_temp_path {d}/scgi;
+    keepalive_requests 100000000;
+    keepalive_timeout 300s;
+    sendfile on;
+    tcp_nopush on;
+    tcp_nodelay on;
+{body}
+}}
+""")
+        return ["nginx", "-p", d, "-e", f"{d}/error.log", "-c", conf]
+
+    def start_upstream(self, www):
+        port = free_port()
+        argv = self.nginx_conf("upstream", f"""
+    default_type application/json;
+    server {{
+        listen 127.0.0.1:{port} backlog=4096;
+        root {www};
+        location = /auth {{
+            if ($http_authorization = "Bearer {self.token}") {{ return 200 "authorized\\n"; }}
+            return 401 "missing credential\\n";
+        }}
+        location / {{ }}
+    }}""")
+        p = self.spawn("upstream", argv, LOAD_CORE)
+        if not wait_port(port, p):
+            sys.exit("bench: the upstream nginx did not start: " + self.read_log("upstream"))
+        self.upstream_port = port
+        self.upstream_pid = p.pid
+        self.targets["direct"] = {"port": port, "pid": None}
+
+    def start_nginx(self):
+        port = free_port()
+        argv = self.nginx_conf("nginx", f"""
+    upstream backend {{
+        server 127.0.0.1:{self.upstream_port};
+        keepalive 64;
+        keepalive_requests 100000000;
+    }}
+    server {{
+        listen 127.0.0.1:{port} backlog=4096;
+        location / {{
+            proxy_pass http://backend;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Authorization "Bearer {self.token}";
+        }}
+    }}""")
+        p = self.spawn("nginx", argv, PROXY_CORE)
+        if not wait_port(port, p):
+            sys.exit("bench: nginx did not start: " + self.read_log("nginx"))
+        self.targets["nginx"] = {"port": port, "pid": p.pid}
+
+    def start_haproxy(self):
+        if not shutil.which("haproxy"):
+            self.notes.append("haproxy: not installed, skipped")
+            return
+        port = free_port()
+        conf = os.path.join(self.work, "haproxy.cfg")
+        with open(conf, "w") as f:
+            f.write(f"""
+global
+    nbthread 1
+    maxconn {self.args.idle_connections + 200}
+    ulimit-n {resource.getrlimit(resource.RLIMIT_NOFILE)[0]}
+    no strict-limits
+defaults
+    mode http
+    option http-keep-alive
+    http-reuse always
+    timeout connect 5s
+    timeout client 300s
+    timeout server 300s
+    timeout http-keep-alive 300s
+frontend fe
+    bind 127.0.0.1:{port}
+    http-request set-header Authorization "Bearer {self.token}"
+    default_backend be
+backend be
+    server up 127.0.0.1:{self.upstream_port}
+""")
+        p = self.spawn("haproxy", ["haproxy", "-db", "-f", conf], PROXY_CORE)
+        if not wait_port(port, p):
+            self.notes.append("haproxy: did not start, skipped: " + self.read_log("haproxy")[-300:])
+            log("bench: " + self.notes[-1])
+            return
+        self.targets["haproxy"] = {"port": port, "pid": p.pid}
+
+    def start_latchkey(self):
+        port = free_port()
+        token_file = os.path.join(self.work, "token")
+        fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.write(fd, self.token.encode())
+        os.close(fd)
+        # The quick-start flags' setup (one route, bearer token from a file) as a config
+        # file, which can also turn the access log off like nginx's and haproxy's, and lift
+        # the per-loop connection cap (10,000 by default) above the idle scenario's count.
+        self.latchkey_config = f"""server:
+  loops: 1
+listeners:
+  - name: main
+    listen: 127.0.0.1:{port}
+credentials:
+  bench:
+    file: {token_file}
+routes:
+  - name: bench
+    path: /
+    upstream: http://127.0.0.1:{self.upstream_port}
+    inject:
+      - header: Authorization
+        value: "Bearer {{token}}"
+        credential: bench
+limits:
+  max_connections: {max(10000, self.args.idle_connections) + 1000}
+logging:
+  access_log: {"true" if self.args.access_log else "false"}
+"""
+        conf = os.path.join(self.work, "latchkey.yaml")
+        with open(conf, "w") as f:
+            f.write(self.latchkey_config)
+        argv = [self.args.latchkey, "serve", "--config", conf, "--loops", "1"] + self.args.latchkey_arg
+        self.latchkey_argv = argv
+        p = self.spawn("latchkey", argv, PROXY_CORE)
+        if not wait_port(port, p):
+            sys.exit("bench: latchkey did not start: " + self.read_log("latchkey")[-2000:])
+        self.targets["latchkey"] = {"port": port, "pid": p.pid}
+
+    def read_log(self, name):
+        try:
+            with open(os.path.join(self.work, f"{name}.log"), errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    # ---- sanity: every target answers, and every proxy injects the credential ----------------
+    def verify(self):
+        for name, t in list(self.targets.items()):
+            status, body = http_get(t["port"], "/small.json")
+            if status != 200 or body != self.small_body:
+                sys.exit(f"bench: {name} answered {status} with {len(body)} bytes for /small.json")
+            status, body = http_get(t["port"], "/1m.bin")
+            if status != 200 or len(body) != MIB:
+                sys.exit(f"bench: {name} answered {status} with {len(body)} bytes for /1m.bin")
+            status, _ = http_get(t["port"], "/auth")
+            want = 401 if name == "direct" else 200
+            if status != want:
+                sys.exit(f"bench: {name}: /auth answered {status}, expected {want} "
+                         "(is the credential injected?)")
+        log("bench: every target serves the files; every proxy injects the credential")
+
+    # ---- wrk scenarios --------------------------------------------------------------------
+    def wrk(self, name, path, connections, duration):
+        t = self.targets[name]
+        script = os.path.join(self.work, "report.lua")
+        if not os.path.exists(script):
+            with open(script, "w") as f:
+                f.write(WRK_REPORT)
+        url = f"http://127.0.0.1:{t['port']}{path}"
+        pids = [p for p in (t["pid"], self.upstream_pid) if p]
+        before = {p: cpu_seconds(p) for p in pids}
+        out = subprocess.run(
+            ["taskset", "-c", LOAD_CORE, "wrk", "-t1", f"-c{connections}", f"-d{duration}s",
+             "--latency", "-s", script, url],
+            capture_output=True, text=True, timeout=duration + 60)
+        after = {p: cpu_seconds(p) for p in pids}
+        line = next((l for l in out.stdout.splitlines() if l.startswith("LKBENCH ")), None)
+        if line is None:
+            sys.exit(f"bench: wrk against {name} printed no report:\n{out.stdout}\n{out.stderr}")
+        r = {k: int(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
+        secs = r["duration_us"] / 1e6
+        n = max(r["requests"], 1)
+        res = {
+            "rps": r["requests"] / secs,
+            "mbps": r["bytes"] / secs / 1e6,
+            "p50_ms": r["p50_us"] / 1000,
+            "p99_ms": r["p99_us"] / 1000,
+            "errors": r["connect"] + r["read"] + r["write"] + r["status"] + r["timeout"],
+            "proxy_cpu_us": (after[t["pid"]] - before[t["pid"]]) / n * 1e6 if t["pid"] else None,
+            "proxy_cpu_util": (after[t["pid"]] - before[t["pid"]]) / secs if t["pid"] else None,
+            "upstream_cpu_us": (after[self.upstream_pid] - before[self.upstream_pid]) / n * 1e6,
+        }
+        with open(os.path.join(self.work, "wrk.log"), "a") as f:
+            f.write(f"== {name} {path} c={connections}\n{out.stdout}\n")
+        return res
+
+    def run_rounds(self):
+        names = list(self.targets)
+        a = self.args
+        scenarios = [s for s in (("small", "/small.json", 64), ("large", "/1m.bin", 16))
+                     if s[0] in a.scenarios]
+        if not scenarios:
+            return
+        log(f"bench: warm-up ({a.warmup}s per target)")
+        for name in names:
+            self.wrk(name, "/small.json", 64, a.warmup)
+        for rnd in range(a.rounds):
+            order = names[rnd % len(names):] + names[:rnd % len(names)]
+            for scen, path, conns in scenarios:
+                for name in order:
+                    r = self.wrk(name, path, conns, a.duration)
+                    self.results.setdefault((scen, name), []).append(r)
+                    cpu = f"{r['proxy_cpu_us']:.1f} µs/req" if r["proxy_cpu_us"] is not None else "-"
+                    log(f"bench: round {rnd + 1}/{a.rounds} {scen:5} {name:8} "
+                        f"{r['rps']:9.0f} req/s {r['mbps']:8.1f} MB/s p99 {r['p99_ms']:7.2f} ms "
+                        f"cpu {cpu} errors {r['errors']}")
+
+    # ---- idle connections ----------------------------------------------------------------------
+    def idle(self, name, count, hold):
+        t = self.targets[name]
+        pid = t["pid"] or self.upstream_pid
+        port = t["port"]
+        request = f"GET /small.json HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+        time.sleep(0.5)
+        before = rss_kib(pid)
+        anon_before = rss_kib(pid, "RssAnon")
+
+        async def one(sem, conns):
+            async with sem:
+                reader, writer = await asyncio.wait_for(
+                    asyncio.open_connection("127.0.0.1", port), 10)
+                conns.append(writer)
+                writer.write(request)
+                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                await asyncio.wait_for(reader.readexactly(length), 10)
+                return head.startswith(b"HTTP/1.1 200")
+
+        async def main():
+            conns = []
+            sem = asyncio.Semaphore(128)
+            tasks = [one(sem, conns) for _ in range(count)]
+            outcomes = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 180)
+            ok = sum(1 for o in outcomes if o is True)
+            await asyncio.sleep(hold)
+            # every connection still open? (a closed one reads EOF at once)
+            peak = rss_kib(pid), rss_kib(pid, "RssAnon")
+            for w in conns:
+                w.close()
+            return ok, peak, outcomes
+
+        ok, (peak, anon_peak), outcomes = asyncio.run(main())
+        errors = [o for o in outcomes if o is not True]
+        sample = repr(errors[0])[:120] if errors else ""
+        time.sleep(1.0)
+        after_close = rss_kib(pid)
+        res = {"before_kib": before, "with_kib": peak, "after_kib": after_close, "ok": ok,
+               "anon_before_kib": anon_before, "anon_with_kib": anon_peak,
+               "failed": len(errors), "error_sample": sample}
+        log(f"bench: idle    {name:8} {ok}/{count} connections, RSS {before / 1024:.1f} -> "
+            f"{peak / 1024:.1f} MiB (after closing {after_close / 1024:.1f} MiB) {sample}")
+        return res
+
+    # ---- 1 GiB stream --------------------------------------------------------------------------
+    def stream(self, name, rate=None):
+        t = self.targets[name]
+        pid = t["pid"] or self.upstream_pid
+        url = f"http://127.0.0.1:{t['port']}/1g.bin"
+        time.sleep(0.5)
+        before = rss_kib(pid)
+        samples = []
+        stop = threading.Event()
+
+        def sampler():
+            while not stop.is_set():
+                try:
+                    samples.append(rss_kib(pid))
+                except OSError:
+                    break
+                stop.wait(0.1)
+
+        th = threading.Thread(target=sampler, daemon=True)
+        th.start()
+        argv = ["taskset", "-c", LOAD_CORE, "curl", "-sS", "-o", "/dev/null", "--max-time", "120",
+                "-w", "%{http_code} %{size_download} %{speed_download}"]
+        if rate:
+            argv += ["--limit-rate", rate]
+        out = subprocess.run(argv + [url], capture_output=True, text=True, timeout=150)
+        stop.set()
+        th.join()
+        parts = out.stdout.split()
+        code, size, speed = (parts + ["0", "0", "0"])[:3]
+        peak = max(samples + [before])
+        res = {"before_kib": before, "peak_kib": peak, "growth_kib": peak - before,
+               "mbps": float(speed) / 1e6, "complete": code == "200" and int(size) == 1 << 30,
+               "samples": len(samples)}
+        label = f"stream{'@' + rate if rate else ''}"
+        log(f"bench: {label:13} {name:8} {'complete' if res['complete'] else 'INCOMPLETE ' + out.stdout}"
+            f" {res['mbps']:.0f} MB/s, RSS {before / 1024:.1f} -> peak {peak / 1024:.1f} MiB")
+        return res
+
+    # ---- profile --------------------------------------------------------------------------------
+    def profile(self):
+        if "latchkey" not in self.targets or not shutil.which("perf"):
+            return None
+        pid = self.targets["latchkey"]["pid"]
+        data = os.path.join(self.work, "perf.data")
+        rec = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-F", "2000", "-g", "-p", str(pid),
+                                "-o", data, "--", "sleep", str(self.args.duration)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.wrk("latchkey", "/small.json", 64, self.args.duration)
+        rec.wait(timeout=60)
+        reports = []
+        for sort in ("dso", "dso,sym"):
+            out = subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children",
+                                  "--sort", sort, "--percent-limit", "1", "-g", "none"],
+                                 capture_output=True, text=True, timeout=120)
+            lines = [l for l in out.stdout.splitlines() if l.strip() and not l.startswith("#")]
+            reports.append("\n".join(lines[:40]))
+        return reports
+
+    # ---- report --------------------------------------------------------------------------------
+    def med(self, scen, name, key):
+        vals = [r[key] for r in self.results.get((scen, name), []) if r[key] is not None]
+        return statistics.median(vals) if vals else None
+
+    def report(self):
+        names = list(self.targets)
+        fmt = lambda v, f: "—" if v is None else format(v, f)
+        out = []
+        if ("small", names[0]) in self.results:
+            out += ["### Small GETs: 100-byte JSON, keep-alive, 64 connections",
+                    "",
+                    "| target | requests/s | p50 ms | p99 ms | proxy CPU µs/request | proxy core busy | upstream CPU µs/request | errors |",
+                    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+            for n in names:
+                errs = sum(r["errors"] for r in self.results[("small", n)])
+                out.append(f"| {n} | {fmt(self.med('small', n, 'rps'), ',.0f')} | "
+                           f"{fmt(self.med('small', n, 'p50_ms'), '.2f')} | {fmt(self.med('small', n, 'p99_ms'), '.2f')} | "
+                           f"{fmt(self.med('small', n, 'proxy_cpu_us'), '.1f')} | "
+                           f"{fmt(self.med('small', n, 'proxy_cpu_util'), '.0%')} | "
+                           f"{fmt(self.med('small', n, 'upstream_cpu_us'), '.1f')} | {errs} |")
+            out.append("")
+        if ("large", names[0]) in self.results:
+            out += ["### 1 MiB responses, 16 connections",
+                    "",
+                    "| target | MB/s | requests/s | p99 ms | proxy CPU µs/request | proxy core busy | errors |",
+                    "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+            for n in names:
+                errs = sum(r["errors"] for r in self.results[("large", n)])
+                out.append(f"| {n} | {fmt(self.med('large', n, 'mbps'), ',.0f')} | "
+                           f"{fmt(self.med('large', n, 'rps'), ',.0f')} | {fmt(self.med('large', n, 'p99_ms'), '.2f')} | "
+                           f"{fmt(self.med('large', n, 'proxy_cpu_us'), '.1f')} | "
+                           f"{fmt(self.med('large', n, 'proxy_cpu_util'), '.0%')} | {errs} |")
+            out.append("")
+        idle = {n: self.single[("idle", n)] for n in names if ("idle", n) in self.single}
+        if idle:
+            c = self.args.idle_connections
+            out += [f"### {c:,} idle keep-alive connections (RSS of the proxy; of the upstream for direct)",
+                    "",
+                    "| target | connections served and held | RSS before MiB | RSS with them MiB | KiB per connection | RSS after closing MiB | anonymous before → with MiB |",
+                    "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+            for n, r in idle.items():
+                per = (r["with_kib"] - r["before_kib"]) / max(r["ok"], 1)
+                out.append(f"| {n} | {r['ok']:,}/{c:,} | {r['before_kib'] / 1024:.1f} | {r['with_kib'] / 1024:.1f} | "
+                           f"{per:.1f} | {r['after_kib'] / 1024:.1f} | "
+                           f"{r['anon_before_kib'] / 1024:.1f} → {r['anon_with_kib'] / 1024:.1f} |")
+            out += ["", "VmRSS counts the resident pages of shared libraries too (for Latchkey, most of its "
+                    "baseline: the Swift runtime and Foundation); RssAnon is heap and stacks."]
+            out.append("")
+        for key, title in (("stream", "1 GiB response, client at full speed"),
+                           ("stream_limited", f"1 GiB response, client limited to {self.args.limit_rate}B/s")):
+            rows = {n: self.single[(key, n)] for n in names if (key, n) in self.single}
+            if not rows:
+                continue
+            out += [f"### {title} (RSS sampled every 100 ms)", "",
+                    "| target | complete | MB/s | RSS before MiB | RSS peak MiB | growth MiB |",
+                    "| --- | --- | ---: | ---: | ---: | ---: |"]
+            for n, r in rows.items():
+                out.append(f"| {n} | {'yes' if r['complete'] else 'NO'} | {r['mbps']:,.0f} | {r['before_kib'] / 1024:.1f} | "
+                           f"{r['peak_kib'] / 1024:.1f} | {r['growth_kib'] / 1024:.1f} |")
+            out.append("")
+        return "\n".join(out)
+
+    def targets_table(self):
+        if "latchkey" not in self.targets:
+            return "Latchkey was not measured in this run, so the targets are not evaluated.\n"
+        rows = []
+
+        def cmp(label, lk, ref, ok, how):
+            if lk is None or ref is None:
+                rows.append(f"| {label} | not measured | | |")
+            else:
+                rows.append(f"| {label} | {how(lk, ref)} | {'met' if ok(lk, ref) else '**not met**'} |")
+
+        have_nginx = "nginx" in self.targets
+        if ("small", "latchkey") in self.results and have_nginx:
+            m = lambda k, s="small": (self.med(s, "latchkey", k), self.med(s, "nginx", k))
+            cmp("small GETs: CPU/request ≤ nginx", *m("proxy_cpu_us"), lambda a, b: a <= b,
+                lambda a, b: f"{a:.1f} vs {b:.1f} µs ({a / b:.2f}×)")
+            cmp("small GETs: requests/s ≥ nginx", *m("rps"), lambda a, b: a >= b,
+                lambda a, b: f"{a:,.0f} vs {b:,.0f} ({a / b:.0%})")
+            cmp("small GETs: p99 ≤ nginx", *m("p99_ms"), lambda a, b: a <= b,
+                lambda a, b: f"{a:.2f} vs {b:.2f} ms ({a / b:.2f}×)")
+        if ("large", "latchkey") in self.results and have_nginx:
+            lk, ng = self.med("large", "latchkey", "mbps"), self.med("large", "nginx", "mbps")
+            cmp("1 MiB: throughput ≥ 90% of nginx", lk, ng, lambda a, b: a >= 0.9 * b,
+                lambda a, b: f"{a:,.0f} vs {b:,.0f} MB/s ({a / b:.0%})")
+        if ("idle", "latchkey") in self.single:
+            r = self.single[("idle", "latchkey")]
+            n = self.args.idle_connections
+            rows.append(f"| {n:,} idle connections: RSS < 64 MiB | {r['with_kib'] / 1024:.1f} MiB with "
+                        f"{r['ok']:,}/{n:,} held | {'met' if r['with_kib'] < 64 * 1024 and r['ok'] == n else '**not met**'} |")
+        for key in ("stream", "stream_limited"):
+            if (key, "latchkey") in self.single:
+                r = self.single[(key, "latchkey")]
+                label = "1 GiB stream: RSS growth < 16 MiB" + (
+                    f" (client at {self.args.limit_rate}B/s)" if key == "stream_limited" else "")
+                met = r["growth_kib"] < 16 * 1024 and r["complete"]
+                rows.append(f"| {label} | {r['growth_kib'] / 1024:.1f} MiB"
+                            f"{'' if r['complete'] else ', transfer incomplete'} | {'met' if met else '**not met**'} |")
+        return "| target | Latchkey (median) vs nginx | |\n| --- | --- | --- |\n" + "\n".join(rows) + "\n"
+
+    def machine(self):
+        cpu = "unknown"
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+        tools = []
+        for argv in (["nginx", "-v"], ["haproxy", "-v"], ["wrk", "-v"], ["curl", "--version"]):
+            if shutil.which(argv[0]):
+                p = subprocess.run(argv, capture_output=True, text=True)
+                first = (p.stdout + p.stderr).strip().splitlines()
+                if first:
+                    tools.append(" ".join(first[0].split()[:4 if argv[0] == "haproxy" else 3]))
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / (1 << 30)
+        return (f"- machine: `nproc` {os.cpu_count()}, CPU: {cpu}, {mem:.0f} GiB, kernel {platform.release()}\n"
+                f"- tools: {'; '.join(tools)}\n")
+
+    def git_rev(self):
+        if os.environ.get("LATCHKEY_REV"):  # for a binary built from another tree
+            return os.environ["LATCHKEY_REV"]
+        try:
+            rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                                 text=True).stdout.strip()
+            dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--", "Sources", "Package.swift"],
+                                   capture_output=True, text=True).stdout.strip()
+            return rev + (" plus uncommitted changes in Sources/" if dirty else "")
+        except OSError:
+            return "unknown"
+
+    def write_results(self, tables, load_before, load_after, profile):
+        a = self.args
+        cmd = os.environ.get("BENCH_COMMAND") or " ".join(["python3", "Benchmarks/bench.py"] + sys.argv[1:])
+        lk = ""
+        if "latchkey" in self.targets:
+            shown = ["latchkey"] + self.latchkey_argv[1:]
+            shown[shown.index("--config") + 1] = "latchkey.yaml"
+            cfg = self.latchkey_config.replace(self.work + "/", "")
+            lk = (f"- Latchkey: commit {self.git_rev()}, release build, started as "
+                  f"`taskset -c 0 {' '.join(shown)}` with this `latchkey.yaml` (the quick-start "
+                  "setup, plus the access log setting and a connection cap above the idle count):\n\n"
+                  + "".join("      " + l + "\n" for l in cfg.splitlines()) + "\n")
+        text = f"""# Benchmark results
+
+Produced by `Benchmarks/run.sh` (see the header of `Benchmarks/bench.py` for what each
+scenario does). Re-run it to replace this file.
+
+- date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}
+- command: `{cmd}`
+{self.machine()}{lk}- layout: each proxy pinned to core 0 (Latchkey `--loops 1`, nginx `worker_processes 1`,
+  haproxy `nbthread 1`); the upstream (nginx, one worker, sendfile) and wrk/curl on core 1;
+  127.0.0.1 only. nginx proxies with `proxy_set_header Authorization`, `keepalive 64`,
+  `proxy_http_version 1.1`, `proxy_set_header Connection ""`; haproxy with
+  `http-request set-header Authorization` and `http-reuse always`. Access logs:
+  {"Latchkey and nginx write theirs to files; haproxy logs nothing" if a.access_log else "off for all three"}.
+- {a.rounds} interleaved round{"s" if a.rounds > 1 else ""} of {a.duration} s per target and scenario (target order rotated
+  each round); the tables show medians. "proxy CPU µs/request" is the proxy process's
+  utime+stime over the run divided by the requests wrk completed — the figure to compare on
+  this shared, noisy machine. "proxy core busy" is that CPU time over the run's wall time.
+- load average before / after: {load_before} / {load_after}
+{''.join('- ' + n + chr(10) for n in self.notes)}
+## Targets (issue 2)
+
+{self.targets_table()}
+## Measurements
+
+{tables}
+"""
+        if profile:
+            text += ("## Where Latchkey spends its CPU (small GETs, `perf record -e cpu-clock -g`)\n\n"
+                     "By shared object:\n\n```\n" + profile[0] + "\n```\n\nTop symbols:\n\n```\n"
+                     + profile[1] + "\n```\n")
+        path = a.results or os.path.join(HERE, "RESULTS.md")
+        # A hand-written "## Analysis" section (reading of the figures and the profile) is
+        # carried over from the previous file; re-read it against the new figures.
+        try:
+            with open(path) as f:
+                old = f.read()
+            start = old.index("\n## Analysis")
+            end = old.find("\n## ", start + 1)
+            analysis = old[start + 1:end + 1 if end != -1 else len(old)].rstrip() + "\n\n"
+            text = text.replace("\n## Measurements\n", "\n" + analysis + "## Measurements\n", 1)
+        except (OSError, ValueError):
+            pass
+        with open(path, "w") as f:
+            f.write(text)
+        log(f"bench: wrote {os.path.relpath(path, os.getcwd())}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Latchkey vs direct, nginx and haproxy (run via Benchmarks/run.sh)")
+    ap.add_argument("--latchkey", help="path of the latchkey binary (omit to leave Latchkey out)")
+    ap.add_argument("--latchkey-arg", action="append", default=[], help="extra argument for latchkey serve")
+    ap.add_argument("--targets", default="direct,latchkey,nginx,haproxy")
+    ap.add_argument("--scenarios", default="small,large,idle,stream")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--duration", type=int, default=10, help="seconds per wrk run")
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--idle-connections", type=int, default=10000)
+    ap.add_argument("--idle-hold", type=float, default=3.0, help="seconds to hold the idle connections")
+    ap.add_argument("--limit-rate", default="200M", help="curl --limit-rate for the slow-client stream")
+    ap.add_argument("--access-log", action="store_true",
+                    help="Latchkey and nginx write access logs (to files); haproxy logs nothing either way")
+    ap.add_argument("--profile", action="store_true", help="perf-record Latchkey under small GETs")
+    ap.add_argument("--results", help="where to write the Markdown (default Benchmarks/RESULTS.md)")
+    ap.add_argument("--no-write", action="store_true", help="print the tables only")
+    ap.add_argument("--keep-work", action="store_true")
+    a = ap.parse_args()
+    a.targets = [t for t in a.targets.split(",") if t]
+    a.scenarios = [s for s in a.scenarios.split(",") if s]
+    if a.rounds < 1 or a.duration < 1:
+        ap.error("--rounds and --duration must be positive")
+    if "latchkey" in a.targets and not a.latchkey:
+        a.targets.remove("latchkey")
+
+    if os.cpu_count() < 2:
+        sys.exit("bench: needs at least 2 cores (proxy on core 0, load and upstream on core 1)")
+    os.sched_setaffinity(0, {int(LOAD_CORE)})
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = min(hard, 30000) if hard != resource.RLIM_INFINITY else 30000
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, want), hard))
+    if want < a.idle_connections + 1000 and "idle" in a.scenarios:
+        sys.exit(f"bench: the open-file limit ({hard}) is too low for {a.idle_connections} connections")
+
+    b = Bench(a)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    try:
+        b.start_upstream(b.make_files())
+        # Dict order is the table order: direct first, then latchkey, nginx, haproxy.
+        if "latchkey" in a.targets:
+            b.start_latchkey()
+        if "nginx" in a.targets:
+            b.start_nginx()
+        if "haproxy" in a.targets:
+            b.start_haproxy()
+        if "direct" not in a.targets:
+            del b.targets["direct"]
+        if not b.targets:
+            sys.exit("bench: no target to measure")
+        b.verify()
+        load_before = open("/proc/loadavg").read().split()[:3]
+        b.run_rounds()
+        for name in list(b.targets):
+            if "stream" in a.scenarios:
+                b.single[("stream", name)] = b.stream(name)
+                b.single[("stream_limited", name)] = b.stream(name, a.limit_rate)
+            if "idle" in a.scenarios:
+                b.single[("idle", name)] = b.idle(name, a.idle_connections, a.idle_hold)
+        profile = b.profile() if a.profile else None
+        load_after = open("/proc/loadavg").read().split()[:3]
+        for name in ("latchkey", "nginx", "haproxy"):
+            if name in b.targets:
+                p = dict(b.procs)[name]
+                if p.poll() is not None:
+                    b.notes.append(f"{name} exited during the run (status {p.returncode})")
+        tables = b.report()
+        print(tables)
+        if "latchkey" in b.targets:
+            print(b.targets_table())
+        if not a.no_write:
+            b.write_results(tables, " ".join(load_before), " ".join(load_after), profile)
+    finally:
+        b.cleanup()
+
+
+if __name__ == "__main__":
+    main()

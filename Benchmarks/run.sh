@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Latchkey's benchmark, in one run: direct access, Latchkey, nginx and haproxy.
+# Installs what it needs (wrk, nginx, haproxy, curl; apt, only when missing), builds the
+# release binary (scratch dir .build-bench), runs Benchmarks/bench.py and writes
+# Benchmarks/RESULTS.md. Takes about 6 minutes with the defaults.
+#
+# Usage: bash Benchmarks/run.sh [bench.py options]
+#   --rounds N (3)  --duration S (10)  --targets direct,latchkey,nginx,haproxy
+#   --scenarios small,large,idle,stream  --idle-connections N (10000)  --profile
+#   --no-write (print only)  --results FILE
+# Environment: LATCHKEY_BIN=PATH uses that binary (no build; LATCHKEY_REV=TEXT then says
+# which sources it was built from); LATCHKEY_BIN=none leaves Latchkey out (for trying the
+# harness on the peers alone).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
+    export PATH="/opt/swift/usr/bin:$PATH"
+fi
+
+missing=()
+have() { dpkg -s "$1" >/dev/null 2>&1; }
+have wrk || missing+=(wrk)
+have nginx-light || have nginx || have nginx-core || missing+=(nginx-light)
+have haproxy || missing+=(haproxy)
+have curl || missing+=(curl)
+have util-linux || missing+=(util-linux)   # taskset
+if [ "${LATCHKEY_BIN:-}" != none ]; then
+    for pkg in libcurl4-openssl-dev libssl-dev pkg-config; do have "$pkg" || missing+=("$pkg"); done
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "run.sh: installing ${missing[*]}" >&2
+    sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
+    $sudo apt-get update -qq
+    # haproxy is optional: the run goes on without it.
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+        || DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+            $(printf '%s\n' "${missing[@]}" | grep -vx haproxy) >/dev/null
+fi
+# nginx's Debian packages start a system nginx on port 80; the benchmark runs its own.
+command -v nginx >/dev/null || export PATH="/usr/sbin:$PATH"
+
+lk=()
+case "${LATCHKEY_BIN:-}" in
+    none) ;;
+    "")
+        echo "run.sh: building latchkey (release, scratch dir .build-bench)" >&2
+        swift build -c release --product latchkey --scratch-path .build-bench >&2
+        lk=(--latchkey "$(swift build -c release --scratch-path .build-bench --show-bin-path)/latchkey") ;;
+    *) lk=(--latchkey "$LATCHKEY_BIN") ;;
+esac
+
+export BENCH_COMMAND="bash Benchmarks/run.sh${*:+ $*}"
+exec python3 Benchmarks/bench.py "${lk[@]}" "$@"
