@@ -136,6 +136,8 @@ if stage setup setup && stage build build; then
     stage unit unit_tests
     stage integration integration_tests
     stage contract contract
+    stage docker bash Scripts/docker-build-steps.sh
+    stage fuzz bash Scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
 fi
 
 summary

@@ -64,7 +64,7 @@ final class ServerConnection: IOHandler {
         self.peer = peer
         self.listener = listener
         self.server = server
-        input = InputBuffer(capacity: 16 * 1024)
+        input = InputBuffer(initialCapacity: 16 * 1024)
         decoder = RequestDecoder(limits: server.settings.http)
     }
 
@@ -91,7 +91,7 @@ final class ServerConnection: IOHandler {
 
     private func readInput() {
         while !closed {
-            if input.readableCount == input.capacity {
+            if input.isFull {
                 // A head larger than the buffer may grow it up to the header limit; the
                 // decoder rejects anything beyond. Otherwise a full buffer is backpressure.
                 guard requestPhase == .awaitingHead, exchange == nil,
@@ -115,6 +115,7 @@ final class ServerConnection: IOHandler {
             if count < space.count { break }
         }
         processInput()
+        if exchange == nil { input.releaseIfEmpty() }
     }
 
     /// Decodes what is buffered as far as the current request allows.
@@ -319,6 +320,7 @@ final class ServerConnection: IOHandler {
         bodyPaused = false
         continuePending = false
         overHighWater = false
+        input.releaseIfEmpty()
         if keepAlive && !server.isShuttingDown {
             requestPhase = .awaitingHead
             scheduleProcessing()
@@ -384,7 +386,8 @@ final class ServerConnection: IOHandler {
         }
         if outputOffset == output.count {
             outputOffset = 0
-            output.removeAll(keepingCapacity: output.capacity <= 1 << 20)
+            // An idle connection keeps no response buffer; a busy one keeps a modest one.
+            output.removeAll(keepingCapacity: exchange != nil && output.capacity <= 1 << 20)
             if closeAfterFlush { return lingerThenClose() }
         } else if outputOffset > 64 * 1024 && outputOffset * 2 > output.count {
             output.removeFirst(outputOffset)
@@ -405,7 +408,7 @@ final class ServerConnection: IOHandler {
         if pendingOutput > 0 { wanted.insert(.writable) }
         // Read while there is room; stop when the buffer is full (backpressure on the
         // client), except that a head still being received may grow the buffer.
-        if !closeAfterFlush && (input.readableCount < input.capacity || (requestPhase == .awaitingHead && exchange == nil)) {
+        if !closeAfterFlush && (!input.isFull || (requestPhase == .awaitingHead && exchange == nil)) {
             wanted.insert(.readable)
         }
         guard wanted != interest else { return }

@@ -198,6 +198,15 @@ def test_shared_secret_inbound(latchkey, upstream, tmp_path):
     assert ok.status == 200, ok
 
 
+def test_health_answers_without_the_shared_secret(latchkey, upstream, tmp_path):
+    """Probes (Docker HEALTHCHECK, a kubelet) carry no credentials; health reveals nothing."""
+    p = latchkey.serve(config(upstream.url, listeners=[_secret_listener(tmp_path)]))
+    r = p.get("/.latchkey/health")
+    assert r.status == 200, r
+    assert r.json() == {"status": "ok"}
+    assert upstream.accepted == 0
+
+
 def test_shared_secret_not_forwarded_upstream(latchkey, upstream, tmp_path):
     p = latchkey.serve(config(upstream.url, listeners=[_secret_listener(tmp_path)]))
     seen = p.get("/echo", headers=[("X-Latchkey-Secret", SECRET)]).json()

@@ -29,6 +29,11 @@ final class ProxyHandler: ServerHandler {
 
     func handle(_ exchange: ServerExchange) -> ExchangeHandler {
         let head = exchange.head
+        // Health says nothing secret and is probed without credentials (Docker's
+        // HEALTHCHECK, a kubelet at the pod's address), so it comes before every check.
+        if head.target == "/.latchkey/health" {
+            return answer(exchange, status: 200, body: Array("{\"status\":\"ok\"}\n".utf8))
+        }
         let policy = context.policies[exchange.listener.index]
         let host = head.fields["Host"]
 
@@ -47,9 +52,6 @@ final class ProxyHandler: ServerHandler {
         guard let target = RequestTarget(head.target) else {
             return answer(exchange, ErrorDocument(status: 400, error: "bad_request",
                 message: "the request target must be an absolute path without dot-segments"))
-        }
-        if target.path == "/.latchkey/health" {
-            return answer(exchange, status: 200, body: Array("{\"status\":\"ok\"}\n".utf8))
         }
         let routeHost = host.map { RequestTarget.hostWithoutPort($0).lowercased() }
         guard let route = context.routes.match(listener: exchange.listener.index, path: target.path, host: routeHost.map { Substring($0) }) else {
