@@ -10,6 +10,8 @@ public final class HTTPServer {
     private var connections: [ObjectIdentifier: ServerConnection] = [:]
     private(set) var isShuttingDown = false
     private var onDrained: (() -> Void)?
+    /// Input buffers for this loop's connections; a few hundred are kept for reuse.
+    let inputBuffers = BufferPool(bufferSize: 16 * 1024, maxKept: 256)
 
     public var connectionCount: Int { connections.count }
 

@@ -1,20 +1,22 @@
-/// The bytes read from a client and not yet consumed by the decoder. Allocated when the
-/// connection has something to read and released when it goes idle, so that ten thousand
-/// idle keep-alive connections hold no buffers; grown only when a head is larger than the
-/// current capacity (bounded by the header limit), compacted instead of reallocated.
+/// The bytes read from a client and not yet consumed by the decoder. Its storage comes
+/// from the loop's pool when the connection has something to read and goes back when the
+/// connection goes idle, so that ten thousand idle keep-alive connections hold no
+/// buffers. It grows (beyond the pool's size) only for a head larger than that, bounded by
+/// the header limit, and compacts instead of reallocating.
 struct InputBuffer: ~Copyable {
     private var storage: UnsafeMutableRawPointer?
     private(set) var capacity = 0
-    private let initialCapacity: Int
     private var start = 0
     private var end = 0
+    /// The pool belongs to the server, which outlives every connection and its buffer.
+    private unowned(unsafe) let pool: BufferPool
 
-    init(initialCapacity: Int) {
-        self.initialCapacity = initialCapacity
+    init(pool: BufferPool) {
+        self.pool = pool
     }
 
     deinit {
-        storage?.deallocate()
+        if let storage { release(storage) }
     }
 
     var readableCount: Int { end - start }
@@ -26,13 +28,13 @@ struct InputBuffer: ~Copyable {
         UnsafeRawBufferPointer(start: storage.map { $0 + start }, count: end - start)
     }
 
-    /// Space after the readable bytes, allocating or compacting first so that the free
-    /// space is as large as the buffer allows.
+    /// Space after the readable bytes, taking a buffer or compacting first so that the
+    /// free space is as large as the buffer allows.
     mutating func writableSpace() -> UnsafeMutableRawBufferPointer {
         guard let storage else {
-            let fresh = UnsafeMutableRawPointer.allocate(byteCount: initialCapacity, alignment: 16)
+            let fresh = pool.take()
             self.storage = fresh
-            capacity = initialCapacity
+            capacity = pool.bufferSize
             return UnsafeMutableRawBufferPointer(start: fresh, count: capacity)
         }
         if start > 0 && (end == capacity || start == end) {
@@ -55,10 +57,10 @@ struct InputBuffer: ~Copyable {
         }
     }
 
-    /// Frees the storage if nothing is buffered.
+    /// Gives the storage back if nothing is buffered.
     mutating func releaseIfEmpty() {
         guard isEmpty, let storage else { return }
-        storage.deallocate()
+        release(storage)
         self.storage = nil
         capacity = 0
     }
@@ -70,11 +72,15 @@ struct InputBuffer: ~Copyable {
         let newCapacity = min(capacity * 2, limit)
         let newStorage = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
         newStorage.copyMemory(from: storage + start, byteCount: end - start)
-        storage.deallocate()
+        release(storage)
         self.storage = newStorage
         end -= start
         start = 0
         capacity = newCapacity
         return true
+    }
+
+    private func release(_ buffer: UnsafeMutableRawPointer) {
+        if capacity == pool.bufferSize { pool.give(buffer) } else { buffer.deallocate() }
     }
 }

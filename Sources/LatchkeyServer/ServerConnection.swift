@@ -9,7 +9,8 @@ final class ServerConnection: IOHandler {
     let socket: Socket
     let peer: SocketAddress?
     let listener: ListenerInfo
-    private unowned let server: HTTPServer
+    /// The server owns its connections and closes them all before it goes away.
+    private unowned(unsafe) let server: HTTPServer
     private var registration: IORegistration?
     private var interest: IOEvents = []
 
@@ -64,7 +65,7 @@ final class ServerConnection: IOHandler {
         self.peer = peer
         self.listener = listener
         self.server = server
-        input = InputBuffer(initialCapacity: 16 * 1024)
+        input = InputBuffer(pool: server.inputBuffers)
         decoder = RequestDecoder(limits: server.settings.http)
     }
 
@@ -315,6 +316,7 @@ final class ServerConnection: IOHandler {
 
     private func endExchange() {
         handler = nil
+        exchange?.connection = nil
         exchange = nil
         framing = .notStarted
         bodyPaused = false
@@ -386,8 +388,9 @@ final class ServerConnection: IOHandler {
         }
         if outputOffset == output.count {
             outputOffset = 0
-            // An idle connection keeps no response buffer; a busy one keeps a modest one.
-            output.removeAll(keepingCapacity: exchange != nil && output.capacity <= 1 << 20)
+            // A small buffer is kept for the next response; a large one (left by a big or
+            // slow download) is not kept by a connection that may now sit idle for long.
+            output.removeAll(keepingCapacity: output.capacity <= (exchange != nil ? 1 << 20 : 2048))
             if closeAfterFlush { return lingerThenClose() }
         } else if outputOffset > 64 * 1024 && outputOffset * 2 > output.count {
             output.removeFirst(outputOffset)
@@ -496,6 +499,7 @@ final class ServerConnection: IOHandler {
             exchange.finished = true
         }
         self.handler = nil
+        self.exchange?.connection = nil
         self.exchange = nil
         handler?.exchangeAborted()
         close()
@@ -505,6 +509,7 @@ final class ServerConnection: IOHandler {
     func close() {
         guard !closed else { return }
         closed = true
+        exchange?.connection = nil
         loop.disarm(timer)
         if let registration { loop.unregister(registration) }
         registration = nil

@@ -14,7 +14,10 @@ public final class ServerExchange {
     /// Set when the response was cut short (upstream failure or client gone).
     public internal(set) var aborted = false
     public internal(set) var finished = false
-    weak var connection: ServerConnection?
+    /// Strong, and cleared by the connection when the exchange ends: a weak reference
+    /// would move the connection's reference counts to a side table and slow every
+    /// retain of it on the hot path.
+    var connection: ServerConnection?
 
     init(head: RequestHead, listener: ListenerInfo, peer: SocketAddress?, receivedAt: LoopInstant, connection: ServerConnection) {
         self.head = head

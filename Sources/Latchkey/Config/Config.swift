@@ -210,7 +210,8 @@ public struct Limits: Sendable, Equatable {
     public var maxHeaderCount: Int
     /// Largest request body accepted; nil means unlimited (bodies stream).
     public var maxRequestBodyBytes: UInt64?
-    /// Client connections per loop; more are answered 503 and closed.
+    /// Client connections for the whole process (each loop takes its share); more are
+    /// answered 503 and closed.
     public var maxConnections: Int
     /// Time allowed for a client to send a complete request head.
     public var headTimeout: Duration

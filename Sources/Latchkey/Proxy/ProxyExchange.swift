@@ -10,7 +10,8 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     private let exchange: ServerExchange
     private let route: Route
     private let rewriter: ResponseRewriter
-    private unowned let handler: ProxyHandler
+    /// The loop's handler outlives every exchange on it.
+    private unowned(unsafe) let handler: ProxyHandler
     private var transfer: UpstreamTransfer?
     private var headSent = false
     private var done = false
