@@ -76,13 +76,24 @@ final class MultiEvents {
     /// CURL_SOCKET_TIMEOUT)` after `milliseconds`. Armed against the fresh clock, not the
     /// loop's cached `now`, so that a 0 ms timeout set while timers run waits for the next
     /// loop iteration instead of spinning inside this one.
+    ///
+    /// A 0 ms timeout (curl's "call me again now", e.g. right after a transfer is added)
+    /// runs once per loop iteration after the current events instead: waiting for the next
+    /// iteration would cost an extra epoll_wait per request.
     func curlWantsTimeout(milliseconds: Int) {
         if milliseconds < 0 {
             loop.disarm(timer)
+        } else if milliseconds == 0 && immediateRunIteration != loop.now {
+            immediateRunIteration = loop.now
+            loop.disarm(timer)
+            loop.runAfterEvents { [weak self] in self?.client?.socketAction(CURL_SOCKET_TIMEOUT, events: 0) }
         } else {
             loop.arm(timer, at: LoopInstant.now().advanced(by: .milliseconds(milliseconds)))
         }
     }
+
+    /// The loop iteration (its `now`) in which a 0 ms timeout last ran without the timer.
+    private var immediateRunIteration: LoopInstant?
 
     /// CURLOPT_OPENSOCKETFUNCTION: socket(2) with SOCK_CLOEXEC, remembered as ours.
     func openSocket(family: Int32, type: Int32, protocol proto: Int32) -> Int32 {
