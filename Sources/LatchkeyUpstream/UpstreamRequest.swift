@@ -65,7 +65,7 @@ public struct UpstreamOptions: Sendable, Equatable {
         clientKeyFile: String? = nil,
         http2: Bool = false,
         proxy: String? = nil,
-        connectTimeout: Duration = .seconds(10),
+        connectTimeout: Duration = .seconds(5),
         firstByteTimeout: Duration = .seconds(60),
         idleTimeout: Duration = .seconds(60)
     ) {

@@ -1,3 +1,4 @@
+import LatchkeyUpstream
 import Foundation
 import Testing
 @testable import Latchkey
@@ -142,8 +143,8 @@ struct ConfigLoaderTests {
                   <<: *upstream
                   http2: true
             """)
-        #expect(config.routes.map(\.upstream.connectTimeout) == [.seconds(3), .seconds(3)])
-        #expect(config.routes.map(\.upstream.http2) == [false, true])
+        #expect(config.routes.map(\.upstream.options.connectTimeout) == [.seconds(3), .seconds(3)])
+        #expect(config.routes.map(\.upstream.options.http2) == [false, true])
     }
 
     @Test func durationsAcceptUnitsAndIntegerSeconds() throws {
@@ -205,11 +206,11 @@ struct ConfigLoaderTests {
                 cookies: { domain: localhost, map_path: false, drop_secure_on_loopback: true }
             """, baseDirectory: "/etc/latchkey")
         let route = try #require(config.routes.first)
-        #expect(route.upstream == UpstreamConfig(
-            url: "https://api.example.com/base", caFile: "/etc/latchkey/certs/ca.pem", clientCertificateFile: "/etc/c.pem",
+        #expect(route.upstream == UpstreamConfig(url: "https://api.example.com/base", options: UpstreamOptions(
+            caFile: "/etc/latchkey/certs/ca.pem", clientCertificateFile: "/etc/c.pem",
             clientKeyFile: "/etc/c.key", http2: true, proxy: "http://proxy.corp:3128", connectTimeout: .seconds(2),
             firstByteTimeout: .seconds(30), idleTimeout: .seconds(60)
-        ))
+        )))
         #expect(route.via == "latchkey")
         #expect(route.preserveHost)
         #expect(route.passClientAuthorization)

@@ -1,3 +1,5 @@
+import LatchkeyUpstream
+
 /// The validated configuration Latchkey runs with. Built by `ConfigLoader` from YAML or
 /// from the quick-start flags; everything here has passed validation, so the data plane
 /// never re-checks it.
@@ -131,34 +133,12 @@ public struct RouteConfig: Sendable, Equatable {
 public struct UpstreamConfig: Sendable, Equatable {
     /// http or https URL with an optional base path, no query or fragment.
     public var url: String
-    public var caFile: String?
-    public var clientCertificateFile: String?
-    public var clientKeyFile: String?
-    /// Offer HTTP/2 through ALPN on https upstreams.
-    public var http2: Bool
-    /// An HTTP proxy to reach the upstream through (corporate networks).
-    public var proxy: String?
-    public var connectTimeout: Duration
-    /// From the request being sent to the first byte of the response head.
-    public var firstByteTimeout: Duration
-    /// Longest silence while the response body is streaming.
-    public var idleTimeout: Duration
+    /// TLS files, HTTP/2, an HTTP proxy and timeouts: handed to the upstream client as is.
+    public var options: UpstreamOptions
 
-    public init(
-        url: String, caFile: String? = nil, clientCertificateFile: String? = nil,
-        clientKeyFile: String? = nil, http2: Bool = false, proxy: String? = nil,
-        connectTimeout: Duration = .seconds(5), firstByteTimeout: Duration = .seconds(60),
-        idleTimeout: Duration = .seconds(60)
-    ) {
+    public init(url: String, options: UpstreamOptions = .init()) {
         self.url = url
-        self.caFile = caFile
-        self.clientCertificateFile = clientCertificateFile
-        self.clientKeyFile = clientKeyFile
-        self.http2 = http2
-        self.proxy = proxy
-        self.connectTimeout = connectTimeout
-        self.firstByteTimeout = firstByteTimeout
-        self.idleTimeout = idleTimeout
+        self.options = options
     }
 }
 

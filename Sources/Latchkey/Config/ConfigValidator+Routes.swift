@@ -1,3 +1,4 @@
+import LatchkeyUpstream
 extension ConfigValidator {
     /// Host names every listener accepts without configuration.
     static let loopbackHostNames: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
@@ -210,25 +211,25 @@ extension ConfigValidator {
             checkReadableFile(resolved, at: path / key)
             return resolved
         }
-        upstream.caFile = file(raw.caFile, "ca_file")
-        upstream.clientCertificateFile = file(raw.clientCert, "client_cert")
-        upstream.clientKeyFile = file(raw.clientKey, "client_key")
-        if upstream.clientKeyFile != nil, upstream.clientCertificateFile == nil {
+        upstream.options.caFile = file(raw.caFile, "ca_file")
+        upstream.options.clientCertificateFile = file(raw.clientCert, "client_cert")
+        upstream.options.clientKeyFile = file(raw.clientKey, "client_key")
+        if upstream.options.clientKeyFile != nil, upstream.options.clientCertificateFile == nil {
             diagnostics.error(path / "client_key", "client_key without client_cert", expected: "client_cert as well")
         }
         if scheme == "http", raw.caFile != nil || raw.clientCert != nil {
             diagnostics.error(urlPath, "TLS settings on a plain http upstream", expected: "an https URL")
         }
-        upstream.http2 = raw.http2 ?? false
+        upstream.options.http2 = raw.http2 ?? false
         if let proxy = raw.proxy {
             if case .failure(let failure) = ConfigSyntax.proxyURL(proxy) {
                 diagnostics.error(path / "proxy", failure.message, expected: failure.expected)
             }
-            upstream.proxy = proxy
+            upstream.options.proxy = proxy
         }
-        if let value = positiveDuration(raw.connectTimeout, at: path / "connect_timeout") { upstream.connectTimeout = value }
-        if let value = positiveDuration(raw.firstByteTimeout, at: path / "first_byte_timeout") { upstream.firstByteTimeout = value }
-        if let value = positiveDuration(raw.idleTimeout, at: path / "idle_timeout") { upstream.idleTimeout = value }
+        if let value = positiveDuration(raw.connectTimeout, at: path / "connect_timeout") { upstream.options.connectTimeout = value }
+        if let value = positiveDuration(raw.firstByteTimeout, at: path / "first_byte_timeout") { upstream.options.firstByteTimeout = value }
+        if let value = positiveDuration(raw.idleTimeout, at: path / "idle_timeout") { upstream.options.idleTimeout = value }
         return valid ? upstream : nil
     }
 

@@ -102,13 +102,7 @@ enum LogLine {
             }
         case .integer(let integer): appendDecimal(integer, to: &out)
         case .milliseconds(let tenths): appendTenths(tenths, to: &out)
-        case .list(let values):
-            out.append("[")
-            for (index, value) in values.enumerated() {
-                if index > 0 { out.append(",") }
-                appendText(value, to: &out)
-            }
-            out.append("]")
+        case .list(let values): appendList(values, to: &out, element: appendText)
         }
     }
 
@@ -117,14 +111,17 @@ enum LogLine {
         case .string(let string): JSONText.appendQuoted(string, to: &out)
         case .integer(let integer): appendDecimal(integer, to: &out)
         case .milliseconds(let tenths): appendTenths(tenths, to: &out)
-        case .list(let values):
-            out.append("[")
-            for (index, value) in values.enumerated() {
-                if index > 0 { out.append(",") }
-                appendJSON(value, to: &out)
-            }
-            out.append("]")
+        case .list(let values): appendList(values, to: &out, element: appendJSON)
         }
+    }
+
+    private static func appendList(_ values: [LogValue], to out: inout [UInt8], element: (LogValue, inout [UInt8]) -> Void) {
+        out.append("[")
+        for (index, value) in values.enumerated() {
+            if index > 0 { out.append(",") }
+            element(value, &out)
+        }
+        out.append("]")
     }
 
     private static func appendDecimal(_ value: Int64, to out: inout [UInt8]) {

@@ -30,7 +30,7 @@ struct RouteTable: Sendable {
                 via: route.via,
                 cookies: route.cookies,
                 secretQueryParameters: Set(route.secretQueryParameters + injectedQuery),
-                options: UpstreamOptions(route.upstream)
+                options: route.upstream.options
             )
         }
         .sorted { a, b in
@@ -47,20 +47,5 @@ struct RouteTable: Sendable {
                 && (route.host == nil || host.map { $0 == route.host! } == true)
                 && route.matches(path: path)
         }
-    }
-}
-
-extension UpstreamOptions {
-    init(_ upstream: UpstreamConfig) {
-        self.init(
-            caFile: upstream.caFile,
-            clientCertificateFile: upstream.clientCertificateFile,
-            clientKeyFile: upstream.clientKeyFile,
-            http2: upstream.http2,
-            proxy: upstream.proxy,
-            connectTimeout: upstream.connectTimeout,
-            firstByteTimeout: upstream.firstByteTimeout,
-            idleTimeout: upstream.idleTimeout
-        )
     }
 }
