@@ -72,19 +72,13 @@ public enum SocketAddress: Sendable, Equatable, CustomStringConvertible {
             sin.sin_family = sa_family_t(AF_INET)
             sin.sin_port = in_port_t(UInt16(port).bigEndian)
             inet_pton(AF_INET, host, &sin.sin_addr)
-            withUnsafeBytes(of: sin) { src in
-                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) }
-            }
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            length = Self.copy(sin, into: &storage)
         case .ipv6(let host, let port):
             var sin6 = sockaddr_in6()
             sin6.sin6_family = sa_family_t(AF_INET6)
             sin6.sin6_port = in_port_t(UInt16(port).bigEndian)
             inet_pton(AF_INET6, host, &sin6.sin6_addr)
-            withUnsafeBytes(of: sin6) { src in
-                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) }
-            }
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            length = Self.copy(sin6, into: &storage)
         case .unix(let path):
             var sun = sockaddr_un()
             sun.sun_family = sa_family_t(AF_UNIX)
@@ -93,16 +87,21 @@ public enum SocketAddress: Sendable, Equatable, CustomStringConvertible {
             withUnsafeMutableBytes(of: &sun.sun_path) { dst in
                 for (i, byte) in path.utf8.enumerated() { dst[i] = byte }
             }
-            withUnsafeBytes(of: sun) { src in
-                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) }
-            }
-            length = socklen_t(MemoryLayout<sockaddr_un>.size)
+            length = Self.copy(sun, into: &storage)
         }
         return try withUnsafePointer(to: &storage) { pointer throws(SystemError) in
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SystemError) in
                 try body(address, length)
             }
         }
+    }
+
+    /// Copies a concrete sockaddr into the family-agnostic storage; returns its length.
+    private static func copy<Address>(_ address: Address, into storage: inout sockaddr_storage) -> socklen_t {
+        withUnsafeBytes(of: address) { source in
+            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) }
+        }
+        return socklen_t(MemoryLayout<Address>.size)
     }
 
     /// Reads a sockaddr the kernel filled in (accept, getsockname).
