@@ -117,21 +117,6 @@ enum ASCII {
         return lower..<upper
     }
 
-    /// The list elements of a field value held as a `String` (for `Connection` when
-    /// removing hop-by-hop fields).
-    static func listElements(of value: String) -> [String] {
-        var value = value
-        return value.withUTF8 { buffer in
-            let bytes = UnsafeRawBufferPointer(buffer)
-            var elements: [String] = []
-            // The body never throws; the typed-throws signature is shared with the decoder.
-            try? forEachListElement(bytes, 0..<bytes.count) { range in
-                elements.append(string(bytes, range))
-            }
-            return elements
-        }
-    }
-
     /// The bytes as a `String`. Callers have checked them to be ASCII or accept
     /// replacement of invalid UTF-8.
     @inline(__always)

@@ -6,11 +6,30 @@ extension HTTPFields {
     /// A proxy calls this on every message it forwards; leaving any of them in place lets
     /// a client steer the next hop's framing or connection handling.
     public mutating func removeHopByHop() {
-        // The names listed in Connection, collected before anything is removed.
+        // The names listed in Connection, collected before anything is removed. The usual
+        // values ("keep-alive", "close") name nothing beyond the fixed set, so they are
+        // checked as bytes and only an unusual name costs a String.
         var named: [String] = []
-        for field in storage where ASCII.equalsCaseInsensitive(field.name, "connection") {
-            named.append(contentsOf: ASCII.listElements(of: field.value))
+        var anyToRemove = false
+        for field in storage {
+            guard ASCII.equalsCaseInsensitive(field.name, "connection") else {
+                if !anyToRemove, HTTPFields.isAlwaysHopByHop(field.name) { anyToRemove = true }
+                continue
+            }
+            anyToRemove = true
+            var value = field.value
+            value.withUTF8 { buffer in
+                let bytes = UnsafeRawBufferPointer(buffer)
+                try? ASCII.forEachListElement(bytes, 0..<bytes.count) { range in
+                    let element = ASCII.string(bytes, range)
+                    if !HTTPFields.isAlwaysHopByHop(element) && !ASCII.equalsCaseInsensitive(element, "close") {
+                        named.append(element)
+                    }
+                }
+            }
         }
+        // Nothing to remove: leave the storage alone rather than copy it.
+        guard anyToRemove else { return }
         storage.removeAll { field in
             if HTTPFields.isAlwaysHopByHop(field.name) { return true }
             return named.contains { ASCII.equalsCaseInsensitive($0, field.name) }

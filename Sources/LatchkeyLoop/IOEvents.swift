@@ -33,6 +33,11 @@ public protocol IOHandler: AnyObject {
     func handleIO(_ events: IOEvents)
 }
 
+/// Work an object asks its loop to run after the current batch of events.
+public protocol DeferredWork: AnyObject {
+    func runDeferredWork()
+}
+
 /// A registered fd. `generation` makes a stale event for a closed and reused fd (curl
 /// opens and closes sockets behind our back) recognisable and droppable.
 public struct IORegistration: Hashable, Sendable {

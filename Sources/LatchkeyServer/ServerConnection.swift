@@ -5,7 +5,7 @@ import LatchkeyLoop
 /// proxy as a `ServerExchange`, frames and writes the response, and enforces the
 /// timeouts. Requests on a connection are answered strictly in order: the next pipelined
 /// request is decoded only after the previous response has been finished.
-final class ServerConnection: IOHandler {
+final class ServerConnection: IOHandler, DeferredWork {
     let socket: Socket
     let peer: SocketAddress?
     let listener: ListenerInfo
@@ -352,24 +352,26 @@ final class ServerConnection: IOHandler {
     /// whole small response) leave in one send.
     private func scheduleFlush() {
         guard !flushScheduled, !closed else { return }
+        if !processScheduled { loop.runAfterEvents(self) }
         flushScheduled = true
-        loop.runAfterEvents { [self] in
-            flushScheduled = false
-            flush()
-            if !closed { updateInterest() }
-        }
     }
 
     private func scheduleProcessing() {
         guard !processScheduled, !closed else { return }
+        if !flushScheduled { loop.runAfterEvents(self) }
         processScheduled = true
-        loop.runAfterEvents { [self] in
-            processScheduled = false
-            if !closed {
-                processInput()
-                updateInterest()
-            }
-        }
+    }
+
+    /// Runs what `scheduleProcessing` and `scheduleFlush` asked for, once per loop turn:
+    /// pipelined requests first, then one send for everything queued.
+    func runDeferredWork() {
+        let process = processScheduled
+        let flushNow = flushScheduled
+        processScheduled = false
+        flushScheduled = false
+        if process && !closed { processInput() }
+        if flushNow && !closed { flush() }
+        if !closed { updateInterest() }
     }
 
     private func flush() {

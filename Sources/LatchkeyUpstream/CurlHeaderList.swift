@@ -17,22 +17,26 @@ final class CurlHeaderList {
     init(_ fields: HTTPFields) {
         var sawAccept = false
         var sawExpect = false
-        var included: [Bool] = []
-        included.reserveCapacity(fields.count)
+        var nodeCount = 0
         var textBytes = 0
-        for field in fields {
-            let safe = !field.name.isEmpty && Self.isSafe(field.name.utf8) && Self.isSafe(field.value.utf8)
-            included.append(safe)
-            guard safe else { continue }
+        for field in fields where Self.isSafe(field) {
             // "Name: value\0", or "Name;\0" for an empty value: curl reads "Name:" as
             // "remove this header".
+            nodeCount += 1
             textBytes += field.name.utf8.count + (field.value.isEmpty ? 2 : 3 + field.value.utf8.count)
             if field.hasName("Accept") { sawAccept = true }
             if field.hasName("Expect") { sawExpect = true }
         }
-        let suppressions: [StaticString] = (sawAccept ? [] : ["Accept:"]) + (sawExpect ? [] : ["Expect:"])
-        textBytes += suppressions.reduce(0) { $0 + $1.utf8CodeUnitCount + 1 }
-        let nodeCount = included.lazy.filter { $0 }.count + suppressions.count
+        let acceptSuppression: StaticString = "Accept:"
+        let expectSuppression: StaticString = "Expect:"
+        if !sawAccept {
+            nodeCount += 1
+            textBytes += acceptSuppression.utf8CodeUnitCount + 1
+        }
+        if !sawExpect {
+            nodeCount += 1
+            textBytes += expectSuppression.utf8CodeUnitCount + 1
+        }
         let nodeBytes = nodeCount * MemoryLayout<curl_slist>.stride
         storage = UnsafeMutableRawPointer.allocate(byteCount: nodeBytes + textBytes, alignment: MemoryLayout<curl_slist>.alignment)
 
@@ -48,7 +52,7 @@ final class CurlHeaderList {
             (nodes + node).initialize(to: curl_slist(data: UnsafeMutableRawPointer(start).assumingMemoryBound(to: CChar.self), next: next))
             node += 1
         }
-        for (field, safe) in zip(fields, included) where safe {
+        for field in fields where Self.isSafe(field) {
             link { out in
                 Self.copy(field.name.utf8, to: &out)
                 if field.value.isEmpty {
@@ -62,9 +66,9 @@ final class CurlHeaderList {
                 }
             }
         }
-        for suppression in suppressions {
+        func linkLiteral(_ line: StaticString) {
             link { out in
-                suppression.withUTF8Buffer { bytes in
+                line.withUTF8Buffer { bytes in
                     for byte in bytes {
                         out.pointee = byte
                         out += 1
@@ -72,11 +76,17 @@ final class CurlHeaderList {
                 }
             }
         }
+        if !sawAccept { linkLiteral(acceptSuppression) }
+        if !sawExpect { linkLiteral(expectSuppression) }
         list = nodeCount > 0 ? nodes : nil
     }
 
     deinit {
         storage.deallocate()
+    }
+
+    private static func isSafe(_ field: HTTPField) -> Bool {
+        !field.name.isEmpty && isSafe(field.name.utf8) && isSafe(field.value.utf8)
     }
 
     private static func isSafe(_ bytes: String.UTF8View) -> Bool {

@@ -18,7 +18,7 @@ import Glibc
 /// is safe only for sockets whose close we hear about: the ones opened by
 /// `openSocketCallback` are closed through `closeSocketCallback`, which unregisters before
 /// closing. Any other socket curl shows us is unregistered eagerly on CURL_POLL_REMOVE.
-final class MultiEvents {
+final class MultiEvents: DeferredWork {
     let loop: EventLoop
     /// Set by the client once it exists; nil while it is torn down.
     weak var client: UpstreamClient?
@@ -86,7 +86,7 @@ final class MultiEvents {
         } else if milliseconds == 0 && immediateRunIteration != loop.now {
             immediateRunIteration = loop.now
             loop.disarm(timer)
-            loop.runAfterEvents { [weak self] in self?.client?.socketAction(CURL_SOCKET_TIMEOUT, events: 0) }
+            loop.runAfterEvents(self)
         } else {
             loop.arm(timer, at: LoopInstant.now().advanced(by: .milliseconds(milliseconds)))
         }
@@ -94,6 +94,11 @@ final class MultiEvents {
 
     /// The loop iteration (its `now`) in which a 0 ms timeout last ran without the timer.
     private var immediateRunIteration: LoopInstant?
+
+    /// The 0 ms timeout, run after the current events.
+    func runDeferredWork() {
+        client?.socketAction(CURL_SOCKET_TIMEOUT, events: 0)
+    }
 
     /// CURLOPT_OPENSOCKETFUNCTION: socket(2) with SOCK_CLOEXEC, remembered as ours.
     func openSocket(family: Int32, type: Int32, protocol proto: Int32) -> Int32 {

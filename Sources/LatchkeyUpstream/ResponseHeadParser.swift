@@ -29,6 +29,8 @@ struct ResponseHeadParser {
             // A status line starts a head; anything collected before it is dropped.
             status = code
             fields = HTTPFields()
+            // Room for a typical head, so that appending does not regrow it line by line.
+            fields.reserveCapacity(16)
             return .needMore
         case .field(let field):
             guard status != 0 else { return .invalid }

@@ -18,6 +18,8 @@ enum UpstreamRequestBuilder {
         credential: (String) -> String?
     ) -> UpstreamRequest {
         var fields = head.fields
+        // One copy of the client's fields, with room for what is added below.
+        fields.reserveCapacity(fields.count + 5 + route.injections.count)
         fields.removeHopByHop()
         let dropAuthorization = route.injectsCredentials && !route.passClientAuthorization
         fields.removeAll { field in
