@@ -1,0 +1,93 @@
+"""Per-route upstream options that need a peer of their own: an HTTP proxy for corporate
+networks (the request goes to the proxy in absolute form, credential attached) and the
+connect timeout."""
+
+import json
+import socket
+import threading
+
+from support import TOKEN, config
+
+
+class ForwardProxyStub:
+    """A minimal HTTP forward proxy: records each request line and its headers and answers
+    itself (the upstream named in the URL need not exist)."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.requests = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn):
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                data += chunk
+            head = data.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+            headers = [line.split(":", 1) for line in head[1:]]
+            self.requests.append({"line": head[0], "headers": [[k, v.strip()] for k, v in headers]})
+            body = json.dumps({"via": "forward-proxy"}).encode()
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                         b"Connection: close\r\n\r\n%s" % (len(body), body))
+
+    def close(self):
+        self.sock.close()
+
+
+def test_route_reaches_its_upstream_through_an_http_proxy(latchkey):
+    stub = ForwardProxyStub()
+    try:
+        upstream = {"url": "http://api.internal.example:8000/v1", "proxy": f"http://127.0.0.1:{stub.port}"}
+        p = latchkey.serve(config(route={"upstream": upstream}))
+        r = p.get("/things?page=2")
+        assert r.status == 200, r
+        assert r.json() == {"via": "forward-proxy"}
+        assert stub.requests, "the request never reached the forward proxy"
+        seen = stub.requests[0]
+        assert seen["line"] == "GET http://api.internal.example:8000/v1/things?page=2 HTTP/1.1", seen
+        auth = [v for k, v in seen["headers"] if k.lower() == "authorization"]
+        assert auth == [f"Bearer {TOKEN}"], seen
+    finally:
+        stub.close()
+
+
+def test_connect_timeout_is_a_504(latchkey):
+    # A listening socket whose backlog is full and never accepted: further connects hang
+    # in SYN_SENT on loopback, which is what an unreachable host looks like.
+    blackhole = socket.socket()
+    blackhole.bind(("127.0.0.1", 0))
+    blackhole.listen(0)
+    port = blackhole.getsockname()[1]
+    fillers = []
+    try:
+        for _ in range(8):
+            s = socket.socket()
+            s.setblocking(False)
+            try:
+                s.connect(("127.0.0.1", port))
+            except BlockingIOError:
+                pass
+            fillers.append(s)
+        upstream = {"url": f"http://127.0.0.1:{port}", "connect_timeout": "500ms"}
+        p = latchkey.serve(config(route={"upstream": upstream}))
+        r = p.get("/echo", timeout=10)
+        assert r.status == 504, r
+        assert r.json()["error"] == "upstream_timeout"
+    finally:
+        for s in fillers:
+            s.close()
+        blackhole.close()
