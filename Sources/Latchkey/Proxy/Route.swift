@@ -1,8 +1,9 @@
 import LatchkeyUpstream
 
 /// A route compiled for the hot path: strings pre-split and lower-cased once, so matching
-/// and rewriting a request does no parsing of the configuration.
-struct Route: Sendable {
+/// and rewriting a request does no parsing of the configuration. A class, shared by every
+/// request on it: copying a struct of this many fields would retain each of them.
+final class Route: Sendable {
     let name: String
     let listeners: Set<Int>
     let pathPrefix: String
@@ -19,15 +20,37 @@ struct Route: Sendable {
     let secretQueryParameters: Set<String>
     let options: UpstreamOptions
 
+    /// nil when the upstream URL cannot be taken apart (validation has ruled that out).
+    init?(_ config: RouteConfig, listenerIndex: [String: Int]) {
+        guard let target = UpstreamTarget(url: config.upstream.url) else { return nil }
+        let injectedQuery = config.injections.compactMap { injection -> String? in
+            if case .query(let name) = injection.target { return name }
+            return nil
+        }
+        name = config.name
+        listeners = Set(config.listeners.compactMap { listenerIndex[$0] })
+        pathPrefix = config.pathPrefix
+        host = config.host?.lowercased()
+        upstream = target
+        prefixReplacement = config.prefixReplacement
+        injections = config.injections
+        passClientAuthorization = config.passClientAuthorization
+        preserveHost = config.preserveHost
+        via = config.via
+        cookies = config.cookies
+        secretQueryParameters = Set(config.secretQueryParameters + injectedQuery)
+        options = config.upstream.options
+    }
+
     var injectsCredentials: Bool { !injections.isEmpty }
 
     /// RFC 3986 path-prefix match on segment boundaries: "/api" matches "/api", "/api/x"
     /// and "/api?q", never "/apix".
     func matches(path: Substring) -> Bool {
-        guard path.hasPrefix(pathPrefix) else { return false }
-        if pathPrefix.hasSuffix("/") || path.count == pathPrefix.count { return true }
-        let next = path[path.index(path.startIndex, offsetBy: pathPrefix.count)]
-        return next == "/"
+        let path = path.utf8, prefix = pathPrefix.utf8
+        guard path.starts(with: prefix) else { return false }
+        if prefix.last == UInt8(ascii: "/") || path.count == prefix.count { return true }
+        return path[path.index(path.startIndex, offsetBy: prefix.count)] == UInt8(ascii: "/")
     }
 
     /// The path (without query) the upstream receives for a client path under this route:

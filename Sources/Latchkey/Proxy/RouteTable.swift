@@ -11,29 +11,7 @@ struct RouteTable: Sendable {
 
     init(config: Config) {
         let listenerIndex = Dictionary(uniqueKeysWithValues: config.listeners.enumerated().map { ($1.name, $0) })
-        routes = config.routes.compactMap { route in
-            guard let target = UpstreamTarget(url: route.upstream.url) else { return nil }
-            let injectedQuery = route.injections.compactMap { injection -> String? in
-                if case .query(let name) = injection.target { return name }
-                return nil
-            }
-            return Route(
-                name: route.name,
-                listeners: Set(route.listeners.compactMap { listenerIndex[$0] }),
-                pathPrefix: route.pathPrefix,
-                host: route.host?.lowercased(),
-                upstream: target,
-                prefixReplacement: route.prefixReplacement,
-                injections: route.injections,
-                passClientAuthorization: route.passClientAuthorization,
-                preserveHost: route.preserveHost,
-                via: route.via,
-                cookies: route.cookies,
-                secretQueryParameters: Set(route.secretQueryParameters + injectedQuery),
-                options: route.upstream.options
-            )
-        }
-        .sorted { a, b in
+        routes = config.routes.compactMap { Route($0, listenerIndex: listenerIndex) }.sorted { a, b in
             if a.pathPrefix.count != b.pathPrefix.count { return a.pathPrefix.count > b.pathPrefix.count }
             return (a.host != nil) && (b.host == nil)
         }
