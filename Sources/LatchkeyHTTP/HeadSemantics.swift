@@ -50,7 +50,7 @@ struct HeadSemantics {
     /// RFC 9110 §8.6: Content-Length = 1*DIGIT. A line may repeat the value as a list
     /// (`5, 5`) and the field may appear more than once; all values must be equal. Empty
     /// list elements are refused here: a length is not a list of optional things.
-    private mutating func observeContentLength(_ bytes: UnsafeRawBufferPointer, _ value: Range<Int>) throws(HTTPParseError) {
+    mutating func observeContentLength(_ bytes: UnsafeRawBufferPointer, _ value: Range<Int>) throws(HTTPParseError) {
         var start = value.lowerBound
         while true {
             var end = start

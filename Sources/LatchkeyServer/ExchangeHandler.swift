@@ -9,9 +9,18 @@ public protocol ExchangeHandler: AnyObject {
     func requestBodyEnded()
     /// The response buffer fell below its low-water mark after `sendBody` returned false.
     func responseDrained()
-    /// The client went away or the connection failed before the response was finished:
-    /// stop work for it. Nothing more will be sent.
-    func exchangeAborted()
+    /// The exchange ended before its response was finished: stop work for it. Nothing more
+    /// will be sent.
+    func exchangeAborted(_ reason: ExchangeEnd)
+}
+
+/// Why an exchange ended early.
+public enum ExchangeEnd: Sendable {
+    /// The client closed, reset or stalled, or the connection failed.
+    case clientGone
+    /// The server refused the request body (malformed, too large) and answers it itself,
+    /// logging it as a server answer.
+    case requestRejected
 }
 
 /// Makes the handler for each request head. One per loop, owned by the caller.

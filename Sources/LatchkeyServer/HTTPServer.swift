@@ -1,4 +1,7 @@
 import LatchkeyLoop
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The server's part of one loop: accepts on the shared listening sockets, owns this
 /// loop's client connections, and drains them on shutdown.
@@ -32,9 +35,7 @@ public final class HTTPServer {
     /// loop has stopped.
     public func stopAccepting() {
         isShuttingDown = true
-        for acceptor in acceptors {
-            if let registration = acceptor.registration { loop.unregister(registration) }
-        }
+        for acceptor in acceptors { acceptor.stop() }
         acceptors.removeAll()
     }
 
@@ -98,6 +99,8 @@ private final class Acceptor: IOHandler {
     let listener: ListeningSocket
     unowned let server: HTTPServer
     var registration: IORegistration?
+    /// Re-enables accepting after the process ran out of file descriptors.
+    private lazy var retry = LoopTimer { [unowned self] in self.resume() }
 
     init(listener: ListeningSocket, server: HTTPServer) {
         self.listener = listener
@@ -110,12 +113,35 @@ private final class Acceptor: IOHandler {
             let next: (Socket, SocketAddress?)?
             do {
                 next = try listener.accept()
+            } catch where error.errno == EMFILE || error.errno == ENFILE {
+                // Out of descriptors: the listening socket stays readable, and level-
+                // triggered epoll would wake us on every turn. Stop accepting for a moment,
+                // as nginx does; connections wait in the backlog meanwhile.
+                return pause()
             } catch {
-                // EMFILE, ECONNABORTED and friends: nothing to do for this one; try later.
-                return
+                // ECONNABORTED and friends: nothing to do for this one.
+                continue
             }
             guard let (socket, peer) = next else { return }
             server.accepted(socket, peer: peer, listener: listener.info)
         }
+    }
+
+    func stop() {
+        server.loop.disarm(retry)
+        if let registration { server.loop.unregister(registration) }
+        registration = nil
+    }
+
+    private func pause() {
+        guard let registration else { return }
+        server.loop.unregister(registration)
+        self.registration = nil
+        server.loop.arm(retry, after: .milliseconds(250))
+    }
+
+    private func resume() {
+        guard registration == nil, !server.isShuttingDown else { return }
+        registration = try? server.loop.register(fd: listener.fd, events: .readable, handler: self, exclusive: true)
     }
 }

@@ -34,11 +34,14 @@ public final class ListeningSocket: Sendable {
                     }
                 }
             }
+            // A Unix socket file is created by bind(2) with the umask's permissions: make
+            // them owner-only from the start rather than chmod afterwards. Listeners are
+            // bound before any other thread starts, so the process-wide umask is ours.
+            let isUnix = if case .unix = address { true } else { false }
+            let previousMask = isUnix ? umask(0o177) : 0
+            defer { if isUnix { umask(previousMask) } }
             _ = try address.withSockAddr { (pointer, length) throws(SystemError) in
                 try systemCall("bind") { bind(fd, pointer, length) }
-            }
-            if case .unix(let path) = address {
-                _ = try systemCall("chmod") { chmod(path, 0o600) }
             }
             _ = try systemCall("listen") { listen(fd, backlog) }
             let bound = try Self.boundAddress(fd: fd) ?? address
@@ -103,13 +106,22 @@ public final class ListeningSocket: Sendable {
         return SocketAddress(storage: storage)
     }
 
-    /// A socket file left by a previous run that crashed is removed; any other kind of file
-    /// at that path is an error, never deleted.
+    /// A socket file left by a previous run that crashed is removed. One that a running
+    /// process still answers on, or any other kind of file at that path, is an error and
+    /// never deleted.
     private static func removeStaleSocket(at path: String) throws(SystemError) {
         var info = stat()
         guard lstat(path, &info) == 0 else { return }
         guard (info.st_mode & S_IFMT) == S_IFSOCK else {
             throw SystemError(call: "bind(\(path) exists and is not a socket)", errno: EEXIST)
+        }
+        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        if probe >= 0 {
+            defer { _ = Glibc.close(probe) }
+            let answered = (try? SocketAddress.unix(path: path).withSockAddr { (pointer, length) throws(SystemError) in
+                connect(probe, pointer, length) == 0
+            }) ?? false
+            if answered { throw SystemError(call: "bind(\(path) is in use by a running process)", errno: EADDRINUSE) }
         }
         _ = try systemCall("unlink") { unlink(path) }
     }

@@ -40,7 +40,10 @@ extension ServerConnection {
                 loop.arm(timer, at: started.advanced(by: settings.headTimeout))
             }
         } else {
-            // Idle keep-alive connection, or a response still draining to the client.
+            // Idle keep-alive connection, or a response still draining to the client. A
+            // head clock left by bytes that were consumed (a stray CRLF between requests)
+            // must not time the next head.
+            if input.isEmpty { headStartedAt = nil }
             if timerMode != .idle || pendingOutput > 0 {
                 timerMode = .idle
                 loop.arm(timer, after: settings.idleTimeout)
@@ -54,7 +57,7 @@ extension ServerConnection {
             timerMode = .none
             reject(ErrorDocument(status: 408, error: "request_timeout", message: "the request head did not arrive in time"))
         case .waitingOnClient:
-            peerVanished()
+            close()
         case .idle, .none:
             close()
         }
@@ -90,25 +93,21 @@ extension ServerConnection {
         }
     }
 
-    /// The client closed, reset or stalled: stop the work done for it and close.
-    func peerVanished() {
+    /// Closes now, telling the handler of an unfinished exchange so that it stops the
+    /// work done for it (every way a connection ends comes through here). Safe to call
+    /// more than once.
+    func close(reason: ExchangeEnd = .clientGone) {
+        guard !closed else { return }
+        closed = true
         let handler = self.handler
         if let exchange, !exchange.finished {
             exchange.aborted = true
             exchange.finished = true
         }
         self.handler = nil
-        self.exchange?.connection = nil
-        self.exchange = nil
-        handler?.exchangeAborted()
-        close()
-    }
-
-    /// Closes now. Safe to call more than once.
-    func close() {
-        guard !closed else { return }
-        closed = true
         exchange?.connection = nil
+        exchange = nil
+        handler?.exchangeAborted(reason)
         loop.disarm(timer)
         if let registration { loop.unregister(registration) }
         registration = nil

@@ -16,7 +16,10 @@ extension ServerConnection {
         }
         if !responseCarriesBody(requestMethod: head.method, status: status) {
             framing = .bodiless
-        } else if let length = fields["Content-Length"].flatMap(UInt64.init) {
+        } else if let length = try? fields.contentLength() {
+            // Callers hand over one valid length (the proxy checks the upstream's); one
+            // canonical line is what the client gets.
+            fields.set(name: "Content-Length", value: String(length))
             framing = .length(remaining: length)
         } else if head.version == .http1_1 {
             fields.removeAll(named: "Content-Length")
@@ -101,6 +104,8 @@ extension ServerConnection {
         continuePending = false
         overHighWater = false
         input.releaseIfEmpty()
+        // Bytes of the next request that arrived during this one start its head clock now.
+        headStartedAt = input.isEmpty ? nil : loop.now
         if keepAlive && !server.isShuttingDown {
             requestPhase = .awaitingHead
             scheduleProcessing()
@@ -161,7 +166,7 @@ extension ServerConnection {
                     try socket.send(UnsafeRawBufferPointer(rebasing: all[outputOffset...]))
                 }
             } catch {
-                return peerVanished()
+                return close()
             }
             if written == 0 { break }
             outputOffset += written

@@ -86,6 +86,11 @@ final class ServerConnection: IOHandler, DeferredWork {
     func handleIO(_ events: IOEvents) {
         if lingering { return discardUntilClosed() }
         if events.contains(.writable) { flush() }
+        // epoll reports a reset or hang-up even without read interest (a full buffer): we
+        // would not read it, and level-triggered epoll would report it on every turn.
+        if !closed, !interest.contains(.readable), !events.isDisjoint(with: [.hangup, .error]) {
+            return close()
+        }
         if !closed, !events.isDisjoint(with: [.readable, .hangup, .error]) { readInput() }
         if !closed { updateInterest() }
     }
@@ -103,12 +108,12 @@ final class ServerConnection: IOHandler, DeferredWork {
             do {
                 count = try socket.read(into: space)
             } catch {
-                peerVanished()
+                close()
                 return
             }
             guard let count else { break }
             if count == 0 {
-                peerVanished()
+                close()
                 return
             }
             if headStartedAt == nil, exchange == nil { headStartedAt = loop.now }
@@ -201,7 +206,7 @@ final class ServerConnection: IOHandler, DeferredWork {
     func failRequestBody(_ document: ErrorDocument) {
         let handler = self.handler
         self.handler = nil
-        handler?.exchangeAborted()
+        handler?.exchangeAborted(.requestRejected)
         guard let exchange else { return }
         if case .notStarted = framing {
             reject(document, exchange: exchange)

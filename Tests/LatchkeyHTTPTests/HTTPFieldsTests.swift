@@ -81,3 +81,24 @@ import Testing
         #expect("\(fields[0])".contains("secret") == false)
     }
 }
+
+@Suite struct HTTPFieldsContentLengthTests {
+    @Test func absentIsNil() throws {
+        let fields: HTTPFields = ["Host": "h"]
+        #expect(try fields.contentLength() == nil)
+    }
+
+    @Test func equalRepeatsAndListsAreOneLength() throws {
+        let one: HTTPFields = ["Content-Length": "6"]
+        let repeated: HTTPFields = ["Content-Length": "6", "content-length": "6, 6"]
+        #expect(try one.contentLength() == 6)
+        #expect(try repeated.contentLength() == 6)
+    }
+
+    @Test(arguments: [["6", "60"], ["+6"], ["-1"], ["6 6"], [""], ["0x10"], ["99999999999999999999"]])
+    func invalidOrConflictingLengthsThrow(values: [String]) {
+        var fields = HTTPFields()
+        for value in values { fields.append(name: "Content-Length", value: value) }
+        #expect(throws: HTTPParseError.self) { try fields.contentLength() }
+    }
+}

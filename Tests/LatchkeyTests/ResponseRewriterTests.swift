@@ -52,3 +52,16 @@ import Testing
         #expect(fields["X-Other"] == "https://api.example/v3/a")
     }
 }
+
+@Suite struct ResponseRewriterQueryTests {
+    @Test func injectedQueryParametersAreDroppedFromRedirects() {
+        let config = Config(listeners: [ListenerConfig(name: "main", address: .tcp(host: "127.0.0.1", port: 8080))],
+                            routes: [RouteConfig(name: "r", pathPrefix: "/", upstream: UpstreamConfig(url: "https://api.example"),
+                                                 injections: [Injection(target: .query("api_key"), credential: "k", template: CredentialTemplate())])])
+        let route = RouteTable(config: config).match(listener: 0, path: "/", host: nil)!
+        let rewriter = ResponseRewriter(route: route, clientHost: "127.0.0.1:8080", clientOnLoopback: true)
+        #expect(rewriter.rewriteLocation("https://api.example/movie/?api_key=s3cret&page=2") == "http://127.0.0.1:8080/movie/?page=2")
+        #expect(rewriter.rewriteLocation("/movie/?api_key=s3cret") == "/movie/")
+        #expect(rewriter.rewriteLocation("/movie/?page=2") == "/movie/?page=2")
+    }
+}

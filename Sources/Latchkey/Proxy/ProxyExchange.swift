@@ -51,6 +51,18 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: HTTPFields) {
         guard !done else { return }
         var fields = fields
+        // The client's framing must be the one libcurl used to read the body (RFC 9112
+        // §6.3): Transfer-Encoding wins over Content-Length, and lengths that disagree
+        // or are not plain digits are a broken upstream, never forwarded as they are.
+        if fields.contains("Transfer-Encoding") {
+            fields.removeAll(named: "Content-Length")
+        } else {
+            do {
+                if let length = try fields.contentLength() { fields.set(name: "Content-Length", value: String(length)) }
+            } catch {
+                return failUpstream(transfer, UpstreamError(.other, detail: "the response's Content-Length is invalid or conflicting"))
+            }
+        }
         fields.removeHopByHop()
         rewriter.rewrite(&fields)
         if let via = route.via {
@@ -68,6 +80,13 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
 
     func responseDrained() {
         transfer?.resumeReceiving()
+    }
+
+    /// Gives up on a transfer that is still running (a response head that cannot be
+    /// relayed): cancel it and answer as if it had failed so.
+    private func failUpstream(_ transfer: UpstreamTransfer, _ error: UpstreamError) {
+        transfer.cancel()
+        upstreamDidFinish(transfer, error: error)
     }
 
     func upstreamDidFinish(_ transfer: UpstreamTransfer, error: UpstreamError?) {
@@ -92,12 +111,14 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
                                  outcome: error.map { "upstream_\($0.code)" })
     }
 
-    func exchangeAborted() {
+    func exchangeAborted(_ reason: ExchangeEnd) {
         guard !done else { return }
         done = true
         let transfer = self.transfer
         self.transfer = nil
         transfer?.cancel()
+        // A rejected request body is logged once, by the server's own answer.
+        guard case .clientGone = reason else { return }
         handler.accessLog.record(exchange, route: route, now: handler.loop.now, upstreamTime: transfer?.upstreamTime,
                                  outcome: "client_gone")
     }
@@ -109,5 +130,5 @@ final class LocalAnswer: ExchangeHandler, Sendable {
     func requestBody(_ bytes: UnsafeRawBufferPointer) {}
     func requestBodyEnded() {}
     func responseDrained() {}
-    func exchangeAborted() {}
+    func exchangeAborted(_ reason: ExchangeEnd) {}
 }

@@ -55,7 +55,7 @@ final class ProxyHandler: ServerHandler {
         }
         let routeHost = host.map { RequestTarget.hostWithoutPort($0).lowercased() }
         guard let route = context.routes.match(listener: exchange.listener.index, path: target.path, host: routeHost.map { Substring($0) }) else {
-            return answer(exchange, ErrorDocument(status: 404, error: "no_route", message: "no route matches \(head.method) \(target.path)"))
+            return answer(exchange, ErrorDocument(status: 404, error: "no_route", message: "no route matches this request's path"))
         }
         if route.injectsCredentials && CrossSiteCheck.isCrossSite(head.fields, host: host) {
             return answer(exchange, ErrorDocument(status: 403, error: "cross_site",

@@ -38,8 +38,18 @@ struct ResponseRewriter {
             return location
         }
         guard let mapped = mapUpstreamPath(path) else { return location }
-        if absolute, let clientHost { return "http://" + clientHost + mapped }
-        return mapped
+        let scrubbed = withoutInjectedQuery(mapped)
+        if absolute, let clientHost { return "http://" + clientHost + scrubbed }
+        return scrubbed
+    }
+
+    /// An upstream that redirects keeps the query it was sent, which holds the route's
+    /// injected credential (`/movie` → `/movie/?api_key=…`): the client must not get it.
+    func withoutInjectedQuery(_ target: String) -> String {
+        guard !route.injectedQueryParameters.isEmpty, let mark = target.firstIndex(of: "?") else { return target }
+        let kept = target[target.index(after: mark)...].split(separator: "&", omittingEmptySubsequences: false)
+            .filter { !route.injectedQueryParameters.contains(String(QueryString.name(of: $0))) }
+        return kept.isEmpty ? String(target[..<mark]) : target[..<mark] + "?" + kept.joined(separator: "&")
     }
 
     /// An upstream path (with any query) as the client must request it, or nil when it

@@ -18,6 +18,8 @@ final class Route: Sendable {
     let cookies: CookieRewrite
     /// Query parameter names redacted in logs: the configured ones plus injected ones.
     let secretQueryParameters: Set<String>
+    /// The query parameters this route injects: they never travel back to the client.
+    let injectedQueryParameters: Set<String>
     let options: UpstreamOptions
 
     /// nil when the upstream URL cannot be taken apart (validation has ruled that out).
@@ -39,6 +41,7 @@ final class Route: Sendable {
         via = config.via
         cookies = config.cookies
         secretQueryParameters = Set(config.secretQueryParameters + injectedQuery)
+        injectedQueryParameters = Set(injectedQuery)
         options = config.upstream.options
     }
 
