@@ -6,21 +6,19 @@ import Logging
 import Synchronization
 
 /// A running proxy: the listening sockets, one event loop per configured loop count,
-/// each with its server and upstream client, and the secret-file watcher. `start` returns
+/// each with its server and upstream client, and the secret-file watcher. `init` returns
 /// once every loop is accepting; `shutdown` drains them.
 public final class ProxyRuntime: Sendable {
     public let config: Config
     public let listeners: [ListenerInfo]
     private let sockets: [ListeningSocket]
     private let loops: [EventLoopThread]
-    private let credentials: CredentialStore
     private let logger: Logger
     private let watcher: SecretWatcher
 
     /// `sink` receives the access log; nil disables it.
     public init(config: Config, credentials: CredentialStore, logger: Logger, sink: LogSink?) throws {
         self.config = config
-        self.credentials = credentials
         self.logger = logger
         var sockets: [ListeningSocket] = []
         for (index, listener) in config.listeners.enumerated() {
