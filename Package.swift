@@ -51,6 +51,7 @@ let package = Package(
 
         .testTarget(name: "LatchkeyHTTPTests", dependencies: ["LatchkeyHTTP"]),
         .testTarget(name: "LatchkeyLoopTests", dependencies: ["LatchkeyLoop"]),
+        .testTarget(name: "LatchkeyServerTests", dependencies: ["LatchkeyServer", "LatchkeyHTTP", "LatchkeyLoop"]),
         .testTarget(name: "LatchkeyUpstreamTests", dependencies: ["LatchkeyUpstream", "LatchkeyHTTP", "LatchkeyLoop", "CCurlShims"]),
         .testTarget(name: "LatchkeyTests", dependencies: ["Latchkey"]),
     ],

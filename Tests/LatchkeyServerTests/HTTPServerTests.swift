@@ -1,0 +1,68 @@
+import Testing
+@testable import LatchkeyServer
+
+/// The server alone, over real sockets: framing, keep-alive, pipelining, 100-continue,
+/// refusals and timeouts, without the proxy in front of it.
+@Suite(.serialized) struct HTTPServerTests {
+    @Test func pipelinedRequestsAreAnsweredInOrderOnOneConnection() throws {
+        let server = try ServerHarness()
+        let client = try TestClient(port: server.port)
+        client.send("GET /a HTTP/1.1\r\nHost: x\r\n\r\nPOST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabcGET /c HTTP/1.1\r\nHost: x\r\n\r\n")
+        let text = client.read(until: "HTTP/1.1 200", count: 3)
+        let bodies = ["GET /a bytes=0", "POST /b bytes=3", "GET /c bytes=0"]
+        let positions = bodies.compactMap { text.range(of: $0)?.lowerBound }
+        #expect(positions.count == 3)
+        #expect(positions == positions.sorted())
+    }
+
+    @Test func chunkedRequestBodyIsDecoded() throws {
+        let server = try ServerHarness()
+        let client = try TestClient(port: server.port)
+        client.send("PUT /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n")
+        #expect(client.read(until: "bytes=").contains("PUT /c bytes=5"))
+    }
+
+    @Test func expectContinueGetsTheInterimResponseBeforeTheBody() throws {
+        let server = try ServerHarness()
+        let client = try TestClient(port: server.port)
+        client.send("POST /e HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+        #expect(client.read(until: "\r\n\r\n").hasPrefix("HTTP/1.1 100 Continue\r\n"))
+        client.send("body")
+        #expect(client.read(until: "bytes=").contains("POST /e bytes=4"))
+    }
+
+    @Test func smugglingShapedRequestIsRefusedAndTheConnectionClosed() throws {
+        let server = try ServerHarness()
+        let client = try TestClient(port: server.port)
+        client.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+        let text = client.read(until: "}")
+        #expect(text.hasPrefix("HTTP/1.1 400 "))
+        #expect(text.contains("Connection: close"))
+        #expect(client.peerClosed())
+    }
+
+    @Test func slowHeadGets408() throws {
+        let server = try ServerHarness(settings: ConnectionSettings(headTimeout: .milliseconds(300)))
+        let client = try TestClient(port: server.port)
+        client.send("GET / HTTP/1.1\r\nHo")
+        #expect(client.read(until: "}").hasPrefix("HTTP/1.1 408 "))
+    }
+
+    @Test func connectionsOverTheCapGet503() throws {
+        let server = try ServerHarness(settings: ConnectionSettings(maxConnections: 1))
+        let first = try TestClient(port: server.port)
+        first.send("GET /1 HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(first.read(until: "bytes=").contains("GET /1"))
+        let second = try TestClient(port: server.port)
+        #expect(second.read(until: "}").hasPrefix("HTTP/1.1 503 "))
+    }
+
+    @Test func headResponseCarriesNoBody() throws {
+        let server = try ServerHarness()
+        let client = try TestClient(port: server.port)
+        client.send("HEAD /h HTTP/1.1\r\nHost: x\r\n\r\nGET /g HTTP/1.1\r\nHost: x\r\n\r\n")
+        let text = client.read(until: "GET /g bytes=0")
+        #expect(text.contains("GET /g bytes=0"))
+        #expect(!text.contains("HEAD /h bytes="))
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import LatchkeyHTTP
+import LatchkeyLoop
+@testable import LatchkeyServer
+
+/// An `HTTPServer` on a loop thread of its own, listening on 127.0.0.1 port 0, answering
+/// with `EchoHandler`: no proxy, so the tests see only the server's behaviour.
+final class ServerHarness: Sendable {
+    let listener: ListeningSocket
+    let thread: EventLoopThread
+
+    init(settings: ConnectionSettings = .init()) throws {
+        let listener = try ListeningSocket(address: .ipv4(host: "127.0.0.1", port: 0), index: 0)
+        self.listener = listener
+        thread = try EventLoopThread(index: 0) { loop in
+            let handler = EchoServerHandler()
+            let server = HTTPServer(loop: loop, settings: settings, handler: handler)
+            try server.listen(on: listener)
+            loop.attach(handler)
+            loop.attach(server)
+        }
+    }
+
+    var port: Int { listener.info.boundAddress.port! }
+
+    deinit {
+        thread.handle.execute { loop in
+            loop.attachment(HTTPServer.self)?.closeAll()
+            loop.stop()
+        }
+        thread.join()
+    }
+}
+
+/// Answers every request once its body has arrived: `METHOD TARGET bytes=N`. The body is
+/// asked for at once, so `Expect: 100-continue` gets its interim response.
+final class EchoServerHandler: ServerHandler {
+    func handle(_ exchange: ServerExchange) -> ExchangeHandler {
+        let echo = EchoExchange(exchange)
+        exchange.resumeRequestBody()
+        return echo
+    }
+
+    func serverAnswered(_ exchange: ServerExchange) {}
+}
+
+final class EchoExchange: ExchangeHandler {
+    let exchange: ServerExchange
+    var received = 0
+
+    init(_ exchange: ServerExchange) {
+        self.exchange = exchange
+    }
+
+    func requestBody(_ bytes: UnsafeRawBufferPointer) {
+        received += bytes.count
+    }
+
+    func requestBodyEnded() {
+        let text = "\(exchange.head.method) \(exchange.head.target) bytes=\(received)"
+        exchange.respond(status: 200, fields: ["Content-Type": "text/plain"], body: Array(text.utf8))
+    }
+
+    func responseDrained() {}
+    func exchangeAborted(_ reason: ExchangeEnd) {}
+}
+
+/// A blocking client socket with a receive timeout, for the tests' side of the wire.
+final class TestClient {
+    let fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else { throw SystemError(call: "connect", errno: errno) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    func send(_ text: String) {
+        var bytes = Array(text.utf8)
+        _ = bytes.withUnsafeMutableBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Reads until `text` holds `count` occurrences of `marker`, the peer closes, or the
+    /// receive timeout passes.
+    func read(until marker: String, count: Int = 1) -> String {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while String(decoding: received, as: UTF8.self).components(separatedBy: marker).count - 1 < count {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            received += buffer[0..<n]
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    /// True when the peer has closed the connection (read returns 0 or a reset).
+    func peerClosed() -> Bool {
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, 0) <= 0
+    }
+}
