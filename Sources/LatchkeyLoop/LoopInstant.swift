@@ -35,10 +35,4 @@ extension Duration {
         if seconds < 0 { return 0 }
         return UInt64(seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
     }
-
-    /// Milliseconds as a Double, for logs and metrics.
-    public var milliseconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
-    }
 }

@@ -16,8 +16,6 @@ public final class HTTPServer {
     /// Input buffers for this loop's connections; a few hundred are kept for reuse.
     let inputBuffers = BufferPool(bufferSize: 16 * 1024, maxKept: 256)
 
-    public var connectionCount: Int { connections.count }
-
     public init(loop: EventLoop, settings: ConnectionSettings, handler: ServerHandler) {
         self.loop = loop
         self.settings = settings

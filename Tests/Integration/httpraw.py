@@ -17,8 +17,21 @@ class ConnectionClosed(Exception):
     """The peer closed the connection before a complete response head arrived."""
 
 
+class HeaderLookup:
+    """Case-insensitive lookups over `self.headers`, a wire-order list of (name, value)."""
+
+    def header(self, name: str):
+        for k, v in self.headers:
+            if k.lower() == name.lower():
+                return v
+        return None
+
+    def header_all(self, name: str) -> list:
+        return [v for k, v in self.headers if k.lower() == name.lower()]
+
+
 @dataclass
-class Response:
+class Response(HeaderLookup):
     version: str
     status: int
     reason: str
@@ -32,15 +45,6 @@ class Response:
     # When each piece of the body arrived (monotonic seconds), for streaming tests.
     arrivals: list = field(default_factory=list)
     head_at: float = 0.0
-
-    def header(self, name: str):
-        for k, v in self.headers:
-            if k.lower() == name.lower():
-                return v
-        return None
-
-    def header_all(self, name: str) -> list:
-        return [v for k, v in self.headers if k.lower() == name.lower()]
 
     def has_header(self, name: str) -> bool:
         return any(k.lower() == name.lower() for k, _ in self.headers)

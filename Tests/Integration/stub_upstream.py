@@ -46,6 +46,8 @@ import time
 import urllib.parse
 from dataclasses import dataclass, field
 
+from httpraw import HeaderLookup
+
 ENDPOINTS = {
     "echo", "stream", "sse", "drip", "big", "big-chunked", "reset", "slow", "status",
     "redirect", "hop", "hold", "close", "eof-body", "close-after", "trailers",
@@ -84,7 +86,7 @@ class ConnRecord:
 
 
 @dataclass
-class RequestRecord:
+class RequestRecord(HeaderLookup):
     conn_id: int
     method: str
     target: str
@@ -106,15 +108,6 @@ class RequestRecord:
     @property
     def query(self) -> str:
         return urllib.parse.urlsplit(self.target).query
-
-    def header(self, name: str):
-        for k, v in self.headers:
-            if k.lower() == name.lower():
-                return v
-        return None
-
-    def header_all(self, name: str) -> list:
-        return [v for k, v in self.headers if k.lower() == name.lower()]
 
 
 class _PeerGone(Exception):

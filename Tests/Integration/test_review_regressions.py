@@ -5,49 +5,26 @@ client whose connection epoll keeps reporting."""
 import os
 import socket
 import struct
-import threading
 import time
 
+from canned_server import CannedServer
 from support import TOKEN, config
 
 
-class RawUpstream:
-    """Answers each path with canned bytes; `/echo-location` redirects to its own query."""
+class RawUpstream(CannedServer):
+    """Answers each path with canned bytes, or with what a function of the target returns."""
 
     def __init__(self, responses):
         self.responses = responses
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__(self._answer)
 
-    def _serve(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
-
-    def _handle(self, conn):
-        with conn:
-            data = b""
-            while b"\r\n\r\n" not in data:
-                chunk = conn.recv(65536)
-                if not chunk:
-                    return
-                data += chunk
-            target = data.split(b" ")[1]
-            path, _, query = target.partition(b"?")
-            answer = self.responses.get(path)
-            if callable(answer):
-                answer = answer(target)
-            conn.sendall(answer or b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
-            time.sleep(0.3)
-
-    def close(self):
-        self.sock.close()
+    def _answer(self, head, conn):
+        target = head.split(b" ")[1]
+        answer = self.responses.get(target.partition(b"?")[0])
+        if callable(answer):
+            answer = answer(target)
+        conn.sendall(answer or b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+        time.sleep(0.3)
 
 
 def test_conflicting_upstream_content_lengths_are_a_502(latchkey):

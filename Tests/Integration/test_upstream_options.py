@@ -4,48 +4,26 @@ connect timeout."""
 
 import json
 import socket
-import threading
 
+from canned_server import CannedServer
 from support import TOKEN, config
 
 
-class ForwardProxyStub:
+class ForwardProxyStub(CannedServer):
     """A minimal HTTP forward proxy: records each request line and its headers and answers
     itself (the upstream named in the URL need not exist)."""
 
     def __init__(self):
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.port = self.sock.getsockname()[1]
         self.requests = []
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__(self._answer)
 
-    def _serve(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
-
-    def _handle(self, conn):
-        with conn:
-            data = b""
-            while b"\r\n\r\n" not in data:
-                chunk = conn.recv(65536)
-                if not chunk:
-                    return
-                data += chunk
-            head = data.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
-            headers = [line.split(":", 1) for line in head[1:]]
-            self.requests.append({"line": head[0], "headers": [[k, v.strip()] for k, v in headers]})
-            body = json.dumps({"via": "forward-proxy"}).encode()
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
-                         b"Connection: close\r\n\r\n%s" % (len(body), body))
-
-    def close(self):
-        self.sock.close()
+    def _answer(self, head, conn):
+        lines = head.decode("latin-1").split("\r\n")
+        headers = [line.split(":", 1) for line in lines[1:]]
+        self.requests.append({"line": lines[0], "headers": [[k, v.strip()] for k, v in headers]})
+        body = json.dumps({"via": "forward-proxy"}).encode()
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                     b"Connection: close\r\n\r\n%s" % (len(body), body))
 
 
 def test_route_reaches_its_upstream_through_an_http_proxy(latchkey):

@@ -1,6 +1,5 @@
 import LatchkeyLoop
 import LatchkeyServer
-import Logging
 
 /// One line per request: method, route, status, bytes in and out, total and upstream
 /// time. The path's secret query values are redacted; headers are never logged.

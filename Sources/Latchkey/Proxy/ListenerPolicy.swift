@@ -4,7 +4,6 @@ import LatchkeyServer
 /// Who may use one listener and with which Host values: the checks that run before a
 /// request is routed, compiled once per listener.
 struct ListenerPolicy: Sendable {
-    let name: String
     /// Accepted Host values, lower-cased, with and without port where that applies. Nil
     /// accepts any Host (Unix sockets, which browsers cannot reach, or `allowed_hosts: ["*"]`).
     let allowedHosts: Set<String>?
@@ -17,7 +16,6 @@ struct ListenerPolicy: Sendable {
     }
 
     init(config: ListenerConfig, bound: SocketAddress) {
-        name = config.name
         switch config.inbound {
         case .sharedSecret(let header, _):
             inbound = .sharedSecret(header: header, credential: Config.inboundSecretName(listener: config.name))

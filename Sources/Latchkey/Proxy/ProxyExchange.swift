@@ -57,8 +57,9 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
         if fields.contains("Transfer-Encoding") {
             fields.removeAll(named: "Content-Length")
         } else {
+            // Only checked here; the server writes the one canonical line when it frames.
             do {
-                if let length = try fields.contentLength() { fields.set(name: "Content-Length", value: String(length)) }
+                _ = try fields.contentLength()
             } catch {
                 return failUpstream(transfer, UpstreamError(.other, detail: "the response's Content-Length is invalid or conflicting"))
             }
