@@ -22,6 +22,11 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
 
         // Pure HTTP/1.1 codec: bytes in, events out. No sockets, no clocks.
         .target(name: "LatchkeyHTTP"),
@@ -31,11 +36,13 @@ let package = Package(
         .target(name: "LatchkeyServer", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "CLinux"]),
         // libcurl multi driven by the loop's epoll.
         .target(name: "LatchkeyUpstream", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "CCurlShims"]),
+        // Identities, grants and the token lifecycle: the control plane.
+        .target(name: "LatchkeyAuth", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "LatchkeyUpstream", "COpenSSL"]),
         // Configuration, routes, credentials, the proxy pipeline: the wiring.
         .target(
             name: "Latchkey",
             dependencies: [
-                "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyServer", "LatchkeyUpstream",
+                "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyServer", "LatchkeyUpstream", "LatchkeyAuth",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ]
@@ -53,6 +60,7 @@ let package = Package(
         .testTarget(name: "LatchkeyLoopTests", dependencies: ["LatchkeyLoop"]),
         .testTarget(name: "LatchkeyServerTests", dependencies: ["LatchkeyServer", "LatchkeyHTTP", "LatchkeyLoop"]),
         .testTarget(name: "LatchkeyUpstreamTests", dependencies: ["LatchkeyUpstream", "LatchkeyHTTP", "LatchkeyLoop", "CCurlShims"]),
+        .testTarget(name: "LatchkeyAuthTests", dependencies: ["LatchkeyAuth", "COpenSSL"]),
         .testTarget(name: "LatchkeyTests", dependencies: ["Latchkey"]),
     ],
     swiftLanguageModes: [.v6]
