@@ -1,0 +1,227 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Synchronization
+
+/// An access token as a request uses it: the value and the generation, to report a
+/// rejection of exactly this token.
+public struct IssuedToken: Sendable, Equatable {
+    public var accessToken: String
+    public var generation: UInt64
+}
+
+/// One identity at run time: its lifecycle behind a lock, the requests waiting for a
+/// token, the one token request in flight and the timer for the next proactive refresh.
+///
+/// The hot path calls `current()` (one lock round trip). Only when that has nothing does a
+/// request call `demand` and wait; the waiter is called exactly once, on whatever thread
+/// finishes the token request, so a caller on an event loop hops back to its loop.
+public final class Identity: Sendable {
+    public typealias Waiter = @Sendable (Result<IssuedToken, IdentityUnavailable>) -> Void
+
+    public let name: String
+    private let source: any TokenSource
+    private let store: any TokenStore
+    private let events: any AuthEventSink
+    private let clock: @Sendable () -> Date
+    private let random: @Sendable () -> Double
+    private let state: Mutex<State>
+
+    private struct State: ~Copyable {
+        var lifecycle: TokenLifecycle
+        var waiters: [Waiter] = []
+        var timer: Task<Void, Never>?
+        var timerDeadline: Date?
+    }
+
+    public init(
+        name: String, source: any TokenSource, store: any TokenStore, events: any AuthEventSink,
+        initialToken: TokenSet? = nil, timing: TokenTiming = .init(), backoff: Backoff = .init(),
+        clock: @escaping @Sendable () -> Date = { Date() },
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
+        self.name = name
+        self.source = source
+        self.store = store
+        self.events = events
+        self.clock = clock
+        self.random = random
+        state = Mutex(State(lifecycle: TokenLifecycle(token: initialToken, timing: timing, backoff: backoff, canGrant: source.canGrant)))
+    }
+
+    deinit {
+        state.withLock { $0.timer?.cancel() }
+    }
+
+    /// Whether a token an upstream refused is worth replacing (and the request replaying).
+    public var renewable: Bool { source.renewable }
+
+    /// The token to attach now, or nil when a request must `demand` one.
+    public func current() -> IssuedToken? {
+        let now = clock()
+        return state.withLock { $0.lifecycle.usable(now: now) }.map { IssuedToken(accessToken: $0.token.accessToken, generation: $0.generation) }
+    }
+
+    /// Calls `waiter` with a token as soon as there is one, starting the token request if
+    /// none is in flight; at once (on this thread) when the answer is already known.
+    public func demand(_ waiter: @escaping Waiter) {
+        let now = clock()
+        settle(waiter) { $0.demand(now: now) }
+    }
+
+    /// An upstream refused the token of `generation`: `waiter` gets its replacement.
+    public func rejected(generation: UInt64, _ waiter: @escaping Waiter) {
+        let now = clock()
+        settle(waiter) { $0.rejected(generation: generation, now: now) }
+    }
+
+    /// Loads the stored token, if any, then acquires one at once when `eagerly`.
+    public func start(eagerly: Bool) async {
+        do {
+            if let stored = try await store.load(identity: name) {
+                update { $0.replace(with: stored) }
+            }
+        } catch {
+            events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot load the stored token: \(error)"))
+        }
+        if eagerly { demand { _ in } }
+        reschedule()
+    }
+
+    /// A person logged in (`latchkey login`): use `token` from now on.
+    public func loggedIn(_ token: TokenSet) async throws {
+        try await store.save(token, identity: name)
+        update { $0.replace(with: token) }
+        flushWaiters()
+        reschedule()
+        events.record(AuthEvent(identity: name, kind: .acquired))
+    }
+
+    /// Forgets the token, in memory and in the store.
+    public func logOut() async throws {
+        try await store.save(nil, identity: name)
+        update { $0.logOut(reason: "logged out") }
+        events.record(AuthEvent(identity: name, kind: .loggedOut))
+    }
+
+    /// The lifecycle as it is now, for status reports.
+    public var snapshot: TokenLifecycle { state.withLock { $0.lifecycle } }
+
+    // MARK: the token request
+
+    private func settle(_ waiter: @escaping Waiter, _ decide: (inout TokenLifecycle) -> TokenLifecycle.Demand) {
+        let decision = state.withLock { state -> TokenLifecycle.Demand in
+            let decision = decide(&state.lifecycle)
+            if case .wait = decision { state.waiters.append(waiter) }
+            return decision
+        }
+        switch decision {
+        case .ready(let token, let generation): waiter(.success(IssuedToken(accessToken: token.accessToken, generation: generation)))
+        case .unavailable(let reason): waiter(.failure(reason))
+        case .wait(let start): if let start { acquire(start) }
+        }
+    }
+
+    private func acquire(_ kind: AcquisitionKind) {
+        Task { await self.run(kind) }
+    }
+
+    private func run(_ first: AcquisitionKind) async {
+        var kind = first
+        while true {
+            let refreshToken = state.withLock { $0.lifecycle.token?.refreshToken }
+            do throws(AcquisitionFailure) {
+                let token = try await source.acquire(kind, refreshToken: kind == .refresh ? refreshToken : nil, now: clock())
+                await persist(token)
+                update { $0.succeeded(token, kind: kind) }
+                events.record(AuthEvent(identity: name, kind: kind == .refresh ? .refreshed : .acquired))
+                break
+            } catch {
+                let now = clock(), unit = random()
+                let next = update { $0.failed(error, kind: kind, now: now, unit: unit) }
+                events.record(AuthEvent(identity: name, kind: .failed, detail: error.message))
+                guard let next else {
+                    if case .loginRequired(let reason) = snapshot.phase {
+                        events.record(AuthEvent(identity: name, kind: .loginRequired, detail: reason))
+                        await persist(nil)
+                    }
+                    break
+                }
+                kind = next
+            }
+        }
+        flushWaiters()
+        reschedule()
+    }
+
+    /// Saves before the token is handed out: a rotated refresh token must be on disk before
+    /// anything can use (and so invalidate) it. A store that fails is reported, and the
+    /// token is still used: losing it on restart beats failing every request now.
+    private func persist(_ token: TokenSet?) async {
+        do {
+            try await store.save(token, identity: name)
+        } catch {
+            events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot store the token: \(error)"))
+        }
+    }
+
+    /// Answers every waiter from the lifecycle as it is now.
+    private func flushWaiters() {
+        let now = clock()
+        let answered = state.withLock { state -> [(Waiter, TokenLifecycle.Demand)] in
+            let waiters = state.waiters
+            state.waiters.removeAll()
+            return waiters.map { ($0, state.lifecycle.demand(now: now)) }
+        }
+        for (waiter, decision) in answered {
+            switch decision {
+            case .ready(let token, let generation): waiter(.success(IssuedToken(accessToken: token.accessToken, generation: generation)))
+            case .unavailable(let reason): waiter(.failure(reason))
+            case .wait(let start):
+                // Only possible if the token expired between the request and now: wait for
+                // the next one like any other request.
+                state.withLock { $0.waiters.append(waiter) }
+                if let start { acquire(start) }
+            }
+        }
+    }
+
+    @discardableResult
+    private func update<T>(_ change: (inout TokenLifecycle) -> T) -> T {
+        state.withLock { change(&$0.lifecycle) }
+    }
+
+    // MARK: the timer
+
+    /// Arms the one timer for the lifecycle's next tick (proactive refresh or end of a
+    /// back-off), replacing a timer armed for another moment.
+    private func reschedule() {
+        state.withLock { state in
+            let deadline = state.lifecycle.nextTick()
+            guard deadline != state.timerDeadline else { return }
+            state.timer?.cancel()
+            state.timerDeadline = deadline
+            guard let deadline else {
+                state.timer = nil
+                return
+            }
+            let delay = max(0, deadline.timeIntervalSince(clock()))
+            state.timer = Task { [weak self] in
+                try? await Task.sleep(for: .seconds(delay))
+                guard !Task.isCancelled else { return }
+                self?.tick()
+            }
+        }
+    }
+
+    private func tick() {
+        let now = clock()
+        let kind = state.withLock { state -> AcquisitionKind? in
+            state.timerDeadline = nil
+            return state.lifecycle.tick(now: now)
+        }
+        if let kind { acquire(kind) } else { reschedule() }
+    }
+}

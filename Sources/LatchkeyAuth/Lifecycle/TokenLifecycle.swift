@@ -1,0 +1,172 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// How a token request gets its token.
+public enum AcquisitionKind: Sendable, Equatable {
+    /// With the refresh token.
+    case refresh
+    /// With the identity's own credentials (password, client secret, a signed assertion…):
+    /// the first acquisition, or re-authentication after a refresh was refused.
+    case grant
+}
+
+/// One identity's token and what is being done about it, as a pure state machine: every
+/// input carries the time, every output says which token request (if any) to start. The
+/// caller runs requests one at a time per identity, which makes them single-flight.
+public struct TokenLifecycle: Sendable {
+    public enum Phase: Sendable, Equatable {
+        case idle
+        case acquiring(AcquisitionKind)
+        /// The last token request failed; no new one before `until`.
+        case backingOff(until: Date, reason: String)
+        case loginRequired(reason: String)
+    }
+
+    /// What a request that needs a token is told.
+    public enum Demand: Sendable, Equatable {
+        case ready(TokenSet, generation: UInt64)
+        /// Wait for the token request in flight; `start` is set when this call began one.
+        case wait(start: AcquisitionKind?)
+        case unavailable(IdentityUnavailable)
+    }
+
+    public private(set) var token: TokenSet?
+    /// Counts tokens; a request remembers the generation it used, so that a 401 for an
+    /// old token does not throw away a newer one.
+    public private(set) var generation: UInt64 = 0
+    public private(set) var phase: Phase = .idle
+    /// The current token was refused by an upstream: never handed out again.
+    private var rejected = false
+    private var failures = 0
+    public let timing: TokenTiming
+    public let backoff: Backoff
+    /// The identity can get a token without a person (password, client credentials, a
+    /// custom grant, a signed assertion); false for authorization code and device grants.
+    public let canGrant: Bool
+
+    public init(token: TokenSet?, timing: TokenTiming, backoff: Backoff, canGrant: Bool) {
+        self.token = token
+        self.generation = token == nil ? 0 : 1
+        self.timing = timing
+        self.backoff = backoff
+        self.canGrant = canGrant
+        if token == nil, !canGrant {
+            phase = .loginRequired(reason: "no token yet")
+        }
+    }
+
+    /// The token to attach now, if there is one that may still be used.
+    public func usable(now: Date) -> (token: TokenSet, generation: UInt64)? {
+        guard let token, !rejected else { return nil }
+        if let until = timing.usableUntil(token), now >= until { return nil }
+        return (token, generation)
+    }
+
+    /// A request needs a token.
+    public mutating func demand(now: Date) -> Demand {
+        if let (token, generation) = usable(now: now) { return .ready(token, generation: generation) }
+        switch phase {
+        case .acquiring:
+            return .wait(start: nil)
+        case .loginRequired(let reason):
+            return .unavailable(.loginRequired(reason: reason))
+        case .backingOff(let until, let reason) where now < until:
+            return .unavailable(.failing(reason: reason, retryAt: until))
+        case .idle, .backingOff:
+            guard let kind = nextAcquisition else {
+                phase = .loginRequired(reason: "the token expired and cannot be renewed")
+                return demand(now: now)
+            }
+            phase = .acquiring(kind)
+            return .wait(start: kind)
+        }
+    }
+
+    /// An upstream refused the token of `generation`: stop using it and get another,
+    /// unless a newer one exists already.
+    public mutating func rejected(generation rejectedGeneration: UInt64, now: Date) -> Demand {
+        if rejectedGeneration == generation, token != nil {
+            rejected = true
+            // A refused token ends a back-off that was only waiting on a proactive refresh.
+            if case .backingOff = phase { phase = .idle }
+        }
+        return demand(now: now)
+    }
+
+    /// A timer fired: starts the proactive refresh when it is due, or ends a back-off.
+    public mutating func tick(now: Date) -> AcquisitionKind? {
+        if case .backingOff(let until, _) = phase {
+            guard now >= until else { return nil }
+            phase = .idle
+        }
+        guard phase == .idle, let token, !rejected, let refreshAt = timing.refreshAt(token), now >= refreshAt,
+              let kind = nextAcquisition
+        else { return nil }
+        phase = .acquiring(kind)
+        return kind
+    }
+
+    /// The token request of `kind` succeeded.
+    public mutating func succeeded(_ new: TokenSet, kind: AcquisitionKind) {
+        var new = new
+        // RFC 6749 §6: a refresh answer without a refresh token means the old one stays.
+        if kind == .refresh, new.refreshToken == nil { new.refreshToken = token?.refreshToken }
+        token = new
+        generation += 1
+        rejected = false
+        failures = 0
+        phase = .idle
+    }
+
+    /// The token request of `kind` failed. Returns the request to start right away (a
+    /// re-authentication after a refused refresh), if any. `unit` is a random number in
+    /// [0, 1) for the back-off's jitter.
+    public mutating func failed(_ failure: AcquisitionFailure, kind: AcquisitionKind, now: Date, unit: Double) -> AcquisitionKind? {
+        if kind == .refresh, failure.kind == .rejected {
+            // The refresh token is dead; never send it again.
+            token?.refreshToken = nil
+            if canGrant {
+                phase = .acquiring(.grant)
+                return .grant
+            }
+            token = nil
+            phase = .loginRequired(reason: "the refresh token was refused: \(failure.message)")
+            return nil
+        }
+        failures += 1
+        let delay = backoff.delay(afterFailures: failures, retryAfter: failure.retryAfter, unit: unit)
+        phase = .backingOff(until: now.addingTimeInterval(delay.seconds), reason: failure.message)
+        return nil
+    }
+
+    /// A person logged in (or a token was restored): start over with `token`.
+    public mutating func replace(with new: TokenSet) {
+        succeeded(new, kind: .grant)
+    }
+
+    /// Forgets the token; a person must log in again (or the grant runs anew).
+    public mutating func logOut(reason: String) {
+        token = nil
+        rejected = false
+        failures = 0
+        generation += 1
+        phase = canGrant ? .idle : .loginRequired(reason: reason)
+    }
+
+    /// When `tick` has something to do next; nil when nothing is scheduled.
+    public func nextTick() -> Date? {
+        switch phase {
+        case .backingOff(let until, _): until
+        case .idle: token.flatMap { rejected ? nil : timing.refreshAt($0) }
+        case .acquiring, .loginRequired: nil
+        }
+    }
+
+    private var nextAcquisition: AcquisitionKind? {
+        if token?.refreshToken != nil { return .refresh }
+        return canGrant ? .grant : nil
+    }
+}

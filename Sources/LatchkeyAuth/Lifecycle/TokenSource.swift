@@ -1,0 +1,37 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Where an identity's tokens come from: a token endpoint and a grant, or a stored token.
+public protocol TokenSource: Sendable {
+    /// Whether `.grant` works without a person (see `TokenLifecycle.canGrant`).
+    var canGrant: Bool { get }
+    /// Whether a token an upstream refused can be replaced: false for a static token, whose
+    /// 401 goes back to the client.
+    var renewable: Bool { get }
+    /// Runs one token request. Never called twice at once for the same identity.
+    func acquire(_ kind: AcquisitionKind, refreshToken: String?, now: Date) async throws(AcquisitionFailure) -> TokenSet
+}
+
+/// Keeps tokens across restarts. The token-store issue adds the encrypted file and Redis.
+public protocol TokenStore: Sendable {
+    func load(identity: String) async throws -> TokenSet?
+    /// Called before a new token is handed out, so that a rotated refresh token is kept
+    /// before it is ever used; nil removes the identity's entry.
+    func save(_ token: TokenSet?, identity: String) async throws
+}
+
+/// The store that forgets on exit, for identities that need no persistence.
+public actor MemoryTokenStore: TokenStore {
+    private var tokens: [String: TokenSet] = [:]
+
+    public init() {}
+
+    public func load(identity: String) -> TokenSet? { tokens[identity] }
+
+    public func save(_ token: TokenSet?, identity: String) {
+        tokens[identity] = token
+    }
+}

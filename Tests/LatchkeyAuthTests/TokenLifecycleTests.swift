@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+@testable import LatchkeyAuth
+
+@Suite struct TokenLifecycleTests {
+    let t0 = Date(timeIntervalSince1970: 2_000_000)
+    let timing = TokenTiming(clockSkew: .seconds(10), refreshAhead: .seconds(20))
+
+    func at(_ seconds: TimeInterval) -> Date { t0.addingTimeInterval(seconds) }
+
+    func token(_ value: String, at obtained: TimeInterval = 0, lifetime: TimeInterval = 100, refresh: String? = "r") -> TokenSet {
+        TokenSet(accessToken: value, refreshToken: refresh, expiresAt: at(obtained + lifetime), obtainedAt: at(obtained))
+    }
+
+    func lifecycle(_ token: TokenSet? = nil, canGrant: Bool = true) -> TokenLifecycle {
+        TokenLifecycle(token: token, timing: timing, backoff: Backoff(initial: .seconds(2), maximum: .seconds(60)), canGrant: canGrant)
+    }
+
+    @Test func firstDemandStartsOneGrantAndLaterDemandsWait() {
+        var machine = lifecycle()
+        #expect(machine.demand(now: at(0)) == .wait(start: .grant))
+        #expect(machine.demand(now: at(0)) == .wait(start: nil))
+        machine.succeeded(token("a"), kind: .grant)
+        #expect(machine.demand(now: at(1)) == .ready(token("a"), generation: 1))
+    }
+
+    @Test func expiryWithTheSkewMarginLeadsToARefresh() {
+        var machine = lifecycle(token("a"))
+        #expect(machine.usable(now: at(89.9)) != nil)
+        #expect(machine.usable(now: at(90)) == nil)
+        #expect(machine.demand(now: at(90)) == .wait(start: .refresh))
+    }
+
+    @Test func proactiveRefreshIsDueAheadOfTheDeadlineAndOnlyOnce() {
+        var machine = lifecycle(token("a"))
+        #expect(machine.nextTick() == at(70))
+        #expect(machine.tick(now: at(69)) == nil)
+        #expect(machine.tick(now: at(70)) == .refresh)
+        #expect(machine.tick(now: at(71)) == nil)
+        // The old token is still served while the refresh runs.
+        #expect(machine.demand(now: at(71)) == .ready(token("a"), generation: 1))
+    }
+
+    @Test func aRefreshAnswerWithoutARefreshTokenKeepsTheOldOne() {
+        var machine = lifecycle(token("a", refresh: "r1"))
+        _ = machine.demand(now: at(95))
+        machine.succeeded(token("b", at: 95, refresh: nil), kind: .refresh)
+        #expect(machine.token?.refreshToken == "r1")
+        #expect(machine.generation == 2)
+    }
+
+    @Test func aRejectedTokenIsNeverHandedOutAgainButAnOldRejectionKeepsTheNewToken() {
+        var machine = lifecycle(token("a"))
+        #expect(machine.rejected(generation: 1, now: at(5)) == .wait(start: .refresh))
+        machine.succeeded(token("b", at: 6), kind: .refresh)
+        // A request that used "a" comes back with its 401 after "b" arrived.
+        #expect(machine.rejected(generation: 1, now: at(7)) == .ready(token("b", at: 6), generation: 2))
+    }
+
+    @Test func aRefusedRefreshReauthenticatesWhenTheIdentityHasCredentials() {
+        var machine = lifecycle(token("a"))
+        _ = machine.demand(now: at(95))
+        let next = machine.failed(AcquisitionFailure(.rejected, "invalid_grant"), kind: .refresh, now: at(95), unit: 0)
+        #expect(next == .grant)
+        #expect(machine.token?.refreshToken == nil)
+        #expect(machine.phase == .acquiring(.grant))
+    }
+
+    @Test func aRefusedRefreshWithoutCredentialsRequiresLogin() {
+        var machine = lifecycle(token("a"), canGrant: false)
+        _ = machine.demand(now: at(95))
+        #expect(machine.failed(AcquisitionFailure(.rejected, "invalid_grant"), kind: .refresh, now: at(95), unit: 0) == nil)
+        #expect(machine.token == nil)
+        guard case .unavailable(.loginRequired) = machine.demand(now: at(96)) else {
+            Issue.record("expected login required")
+            return
+        }
+    }
+
+    @Test func transientFailuresBackOffExponentiallyAndKeepAValidToken() {
+        var machine = lifecycle(token("a"))
+        #expect(machine.tick(now: at(70)) == .refresh)
+        #expect(machine.failed(AcquisitionFailure(.transient, "IdP answered 503"), kind: .refresh, now: at(70), unit: 0) == nil)
+        #expect(machine.phase == .backingOff(until: at(71), reason: "IdP answered 503"))
+        #expect(machine.demand(now: at(70.5)) == .ready(token("a"), generation: 1))
+        #expect(machine.nextTick() == at(71))
+        #expect(machine.tick(now: at(71)) == .refresh)
+        _ = machine.failed(AcquisitionFailure(.transient, "down"), kind: .refresh, now: at(71), unit: 0)
+        #expect(machine.nextTick() == at(73))
+        _ = machine.tick(now: at(73))
+        _ = machine.failed(AcquisitionFailure(.transient, "down"), kind: .refresh, now: at(73), unit: 0)
+        #expect(machine.nextTick() == at(77))
+    }
+
+    @Test func withoutAUsableTokenABackOffAnswersAtOnceInsteadOfRetrying() {
+        var machine = lifecycle()
+        _ = machine.demand(now: at(0))
+        _ = machine.failed(AcquisitionFailure(.transient, "refused", retryAfter: .seconds(30)), kind: .grant, now: at(0), unit: 0)
+        #expect(machine.demand(now: at(1)) == .unavailable(.failing(reason: "refused", retryAt: at(30))))
+        #expect(machine.demand(now: at(30)) == .wait(start: .grant))
+    }
+
+    @Test func successResetsTheBackOff() {
+        var machine = lifecycle()
+        _ = machine.demand(now: at(0))
+        _ = machine.failed(AcquisitionFailure(.transient, "x"), kind: .grant, now: at(0), unit: 0)
+        _ = machine.failed(AcquisitionFailure(.transient, "x"), kind: .grant, now: at(2), unit: 0)
+        machine.succeeded(token("a", at: 10), kind: .grant)
+        #expect(machine.tick(now: at(80)) == .refresh)
+        _ = machine.failed(AcquisitionFailure(.transient, "x"), kind: .refresh, now: at(80), unit: 0)
+        #expect(machine.nextTick() == at(81))
+    }
+
+    @Test func withoutCredentialsOrTokenLoginIsRequiredFromTheStart() {
+        var machine = lifecycle(canGrant: false)
+        #expect(machine.demand(now: at(0)) == .unavailable(.loginRequired(reason: "no token yet")))
+        machine.replace(with: token("a"))
+        #expect(machine.demand(now: at(1)) == .ready(token("a"), generation: 1))
+        machine.logOut(reason: "logged out")
+        #expect(machine.demand(now: at(2)) == .unavailable(.loginRequired(reason: "logged out")))
+    }
+}
