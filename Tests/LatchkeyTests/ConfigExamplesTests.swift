@@ -29,7 +29,7 @@ struct ConfigExamplesTests {
         let route = try #require(config.routes.first)
         #expect(route.pathPrefix == "/github")
         #expect(route.upstream.url == "https://api.github.com")
-        #expect(route.injections == [Injection(target: .header("Authorization"), credential: "github", template: CredentialTemplate(prefix: "Bearer "))])
+        #expect(route.injections == [Injection(target: .header("Authorization"), source: .credential("github"), template: CredentialTemplate(prefix: "Bearer "))])
         #expect(config.credentials["github"] == .file("/run/secrets/github-token"))
         #expect(config.listeners == [ListenerConfig(name: "main", address: .tcp(host: "127.0.0.1", port: 8080))])
     }
@@ -37,7 +37,7 @@ struct ConfigExamplesTests {
     @Test func tmdbInjectsTheApiKeyQueryParameter() throws {
         let config = try load("tmdb-apikey.yaml")
         let route = try #require(config.routes.first)
-        #expect(route.injections == [Injection(target: .query("api_key"), credential: "tmdb", template: .token)])
+        #expect(route.injections == [Injection(target: .query("api_key"), source: .credential("tmdb"), template: .token)])
         #expect(route.secretQueryParameters == ["session_id"])
         #expect(config.credentials["tmdb"] == .environment("TMDB_API_KEY"))
     }

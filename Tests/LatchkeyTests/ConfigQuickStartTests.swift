@@ -16,8 +16,8 @@ struct ConfigQuickStartTests {
         #expect(route.pathPrefix == "/")
         #expect(route.upstream.url == "https://api.example.com/v1")
         #expect(route.injections == [
-            Injection(target: .header("Authorization"), credential: "header-1", template: .token),
-            Injection(target: .header("X-Api-Key"), credential: "header-2", template: .token),
+            Injection(target: .header("Authorization"), source: .credential("header-1"), template: .token),
+            Injection(target: .header("X-Api-Key"), source: .credential("header-2"), template: .token),
         ])
         // Inline secrets resolve, and the values are in the redaction list.
         let store = try CredentialStore(config: config)

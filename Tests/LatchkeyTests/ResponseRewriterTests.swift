@@ -57,7 +57,7 @@ import Testing
     @Test func injectedQueryParametersAreDroppedFromRedirects() {
         let config = Config(listeners: [ListenerConfig(name: "main", address: .tcp(host: "127.0.0.1", port: 8080))],
                             routes: [RouteConfig(name: "r", pathPrefix: "/", upstream: UpstreamConfig(url: "https://api.example"),
-                                                 injections: [Injection(target: .query("api_key"), credential: "k", template: CredentialTemplate())])])
+                                                 injections: [Injection(target: .query("api_key"), source: .credential("k"), template: CredentialTemplate())])])
         let route = RouteTable(config: config).match(listener: 0, path: "/", host: nil)!
         let rewriter = ResponseRewriter(route: route, clientHost: "127.0.0.1:8080", clientOnLoopback: true)
         #expect(rewriter.rewriteLocation("https://api.example/movie/?api_key=s3cret&page=2") == "http://127.0.0.1:8080/movie/?page=2")

@@ -19,12 +19,14 @@ import Testing
         let target = RequestTarget(head.target)!
         let request = UpstreamRequestBuilder.build(head: head, route: route, path: target.path, query: target.query,
                                                    clientHost: head.fields["Host"], peer: .ipv4(host: "127.0.0.1", port: 5555),
-                                                   removingField: "X-Inbound", credential: { secrets[$0] })
+                                                   removingField: "X-Inbound", credential: { source in
+                                                       if case .credential(let name) = source { secrets[name] } else { nil }
+                                                   })
         return (request.url, request.fields)
     }
 
     @Test func headerInjectionReplacesTheClientsAuthorization() {
-        let r = route([Injection(target: .header("Authorization"), credential: "tok", template: CredentialTemplate(prefix: "Bearer "))])
+        let r = route([Injection(target: .header("Authorization"), source: .credential("tok"), template: CredentialTemplate(prefix: "Bearer "))])
         let out = build(r, head(["Host": "127.0.0.1:8080", "Authorization": "Bearer mine", "X-Inbound": "secret"]))
         #expect(out.fields.values(named: "Authorization") == ["Bearer s3cret value"])
         #expect(out.fields["Host"] == "up.example:9000")
@@ -33,20 +35,20 @@ import Testing
     }
 
     @Test func clientAuthorizationPassedWhenAllowed() {
-        let r = route([Injection(target: .header("X-Api-Key"), credential: "tok", template: CredentialTemplate())], pass: true)
+        let r = route([Injection(target: .header("X-Api-Key"), source: .credential("tok"), template: CredentialTemplate())], pass: true)
         let out = build(r, head(["Host": "h", "Authorization": "Bearer mine"]))
         #expect(out.fields["Authorization"] == "Bearer mine")
         #expect(out.fields["X-Api-Key"] == "s3cret value")
     }
 
     @Test func queryInjectionEncodesAndReplacesTheClientsValue() {
-        let r = route([Injection(target: .query("api_key"), credential: "tok", template: CredentialTemplate())])
+        let r = route([Injection(target: .query("api_key"), source: .credential("tok"), template: CredentialTemplate())])
         let out = build(r, head(["Host": "h"], target: "/api/x?api_key=forged&b=2"))
         #expect(out.url == "http://up.example:9000/base/x?b=2&api_key=s3cret%20value")
     }
 
     @Test func cookieInjectionMergesWithTheClientsCookies() {
-        let r = route([Injection(target: .cookie("session"), credential: "tok", template: CredentialTemplate())])
+        let r = route([Injection(target: .cookie("session"), source: .credential("tok"), template: CredentialTemplate())])
         let out = build(r, head(["Host": "h", "Cookie": "a=1; session=forged", "Cookie": "b=2"]))
         #expect(out.fields.values(named: "Cookie") == ["a=1; b=2; session=s3cret value"])
     }

@@ -70,7 +70,7 @@ extension Config {
             }
             let credential = "header-\(index + 1)"
             credentials[credential] = .inline(value)
-            injections.append(Injection(target: .header(name), credential: credential, template: .token))
+            injections.append(Injection(target: .header(name), source: .credential(credential), template: .token))
         }
 
         if let bearerTokenFile {
@@ -86,7 +86,7 @@ extension Config {
                 }
                 credentials["bearer-token"] = .file(bearerTokenFile)
                 injections.append(Injection(
-                    target: .header("Authorization"), credential: "bearer-token",
+                    target: .header("Authorization"), source: .credential("bearer-token"),
                     template: CredentialTemplate(prefix: "Bearer ")
                 ))
             }

@@ -8,6 +8,7 @@ public struct Config: Sendable, Equatable {
     public var listeners: [ListenerConfig]
     public var routes: [RouteConfig]
     public var credentials: [String: SecretSource]
+    public var identities: [IdentityConfig]
     public var limits: Limits
     public var logging: LoggingSettings
 
@@ -16,6 +17,7 @@ public struct Config: Sendable, Equatable {
         listeners: [ListenerConfig],
         routes: [RouteConfig],
         credentials: [String: SecretSource] = [:],
+        identities: [IdentityConfig] = [],
         limits: Limits = .init(),
         logging: LoggingSettings = .init()
     ) {
@@ -23,6 +25,7 @@ public struct Config: Sendable, Equatable {
         self.listeners = listeners
         self.routes = routes
         self.credentials = credentials
+        self.identities = identities
         self.limits = limits
         self.logging = logging
     }
@@ -108,12 +111,14 @@ public struct RouteConfig: Sendable, Equatable {
     public var cookies: CookieRewrite
     /// Query parameters whose values are redacted in logs (injected ones always are).
     public var secretQueryParameters: [String]
+    /// When an identity's token is renewed and the request replayed.
+    public var renewal: RenewalPolicy
 
     public init(
         name: String, listeners: [String] = [], pathPrefix: String = "/", host: String? = nil,
         upstream: UpstreamConfig, prefixReplacement: String? = "", injections: [Injection] = [],
         passClientAuthorization: Bool = false, preserveHost: Bool = false, via: String? = nil,
-        cookies: CookieRewrite = .init(), secretQueryParameters: [String] = []
+        cookies: CookieRewrite = .init(), secretQueryParameters: [String] = [], renewal: RenewalPolicy = .init()
     ) {
         self.name = name
         self.listeners = listeners
@@ -127,6 +132,24 @@ public struct RouteConfig: Sendable, Equatable {
         self.via = via
         self.cookies = cookies
         self.secretQueryParameters = secretQueryParameters
+        self.renewal = renewal
+    }
+}
+
+/// On routes that inject an identity's token: which upstream answers mean "this token is
+/// no longer good", and how much of a request body is kept to replay it.
+public struct RenewalPolicy: Sendable, Equatable {
+    public var statuses: Set<Int>
+    /// Also renew on any status with `WWW-Authenticate: Bearer error="invalid_token"`
+    /// (RFC 6750 §3.1), which some APIs send with 400 or 403.
+    public var onInvalidTokenChallenge: Bool
+    /// Request bodies up to this size are kept for a replay; larger ones stream without.
+    public var replayLimit: Int
+
+    public init(statuses: Set<Int> = [401], onInvalidTokenChallenge: Bool = true, replayLimit: Int = 1 << 20) {
+        self.statuses = statuses
+        self.onInvalidTokenChallenge = onInvalidTokenChallenge
+        self.replayLimit = replayLimit
     }
 }
 
@@ -150,15 +173,22 @@ public struct Injection: Sendable, Equatable {
         case cookie(String)
     }
 
+    /// Where the value comes from.
+    public enum Source: Sendable, Equatable, Hashable {
+        /// An entry in `Config.credentials`.
+        case credential(String)
+        /// The access token of an entry in `Config.identities`.
+        case identity(String)
+    }
+
     public var target: Target
-    /// Name of the entry in `Config.credentials`.
-    public var credential: String
+    public var source: Source
     /// e.g. "Bearer {token}"; "{token}" alone by default.
     public var template: CredentialTemplate
 
-    public init(target: Target, credential: String, template: CredentialTemplate) {
+    public init(target: Target, source: Source, template: CredentialTemplate) {
         self.target = target
-        self.credential = credential
+        self.source = source
         self.template = template
     }
 }

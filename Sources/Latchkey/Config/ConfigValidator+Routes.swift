@@ -4,7 +4,7 @@ extension ConfigValidator {
     static let loopbackHostNames: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
 
     mutating func validateRoutes(
-        _ raw: LenientList<RawRoute>?, at path: ConfigPath, listeners: Listeners, credentials: Credentials
+        _ raw: LenientList<RawRoute>?, at path: ConfigPath, listeners: Listeners, credentials: Credentials, identities: Identities
     ) -> [RouteConfig] {
         guard let raw, !raw.items.isEmpty else {
             diagnostics.error(path, "no routes", expected: "at least one route with a path and an upstream")
@@ -26,7 +26,7 @@ extension ConfigValidator {
             } else {
                 firstByName[name] = index
             }
-            guard let route = validateRoute(rawRoute, at: routePath, listeners: listeners, credentials: credentials) else { continue }
+            guard let route = validateRoute(rawRoute, at: routePath, listeners: listeners, credentials: credentials, identities: identities) else { continue }
             let matchKey = route.pathPrefix + " " + (route.host ?? "")
             for earlier in matches[matchKey] ?? [] where Self.overlap(earlier.listeners, route.listeners) {
                 diagnostics.error(
@@ -54,7 +54,7 @@ extension ConfigValidator {
     }
 
     private mutating func validateRoute(
-        _ raw: RawRoute, at path: ConfigPath, listeners: Listeners, credentials: Credentials
+        _ raw: RawRoute, at path: ConfigPath, listeners: Listeners, credentials: Credentials, identities: Identities
     ) -> RouteConfig? {
         var valid = true
 
@@ -132,7 +132,7 @@ extension ConfigValidator {
         var targets: [String: Int] = [:]
         for (injectionIndex, rawInjection) in raw.inject?.decoded ?? [] {
             let injectionPath = (path / "inject")[injectionIndex]
-            guard let injection = validateInjection(rawInjection, at: injectionPath, credentials: credentials) else { continue }
+            guard let injection = validateInjection(rawInjection, at: injectionPath, credentials: credentials, identities: identities) else { continue }
             let key: String
             switch injection.target {
             case .header(let header): key = "header " + header.lowercased()
@@ -153,6 +153,7 @@ extension ConfigValidator {
         }
 
         let cookies = validateCookies(raw.cookies, at: path / "cookies")
+        let renewal = validateRenewal(raw, at: path)
 
         var secretQueryParameters: [String] = []
         for (paramIndex, param) in raw.secretQueryParams?.decoded ?? [] {
@@ -168,7 +169,7 @@ extension ConfigValidator {
             name: name, listeners: routeListeners, pathPrefix: prefix, host: host, upstream: upstream,
             prefixReplacement: replacement, injections: injections,
             passClientAuthorization: raw.passClientAuthorization ?? false, preserveHost: raw.preserveHost ?? false,
-            via: raw.via, cookies: cookies, secretQueryParameters: secretQueryParameters
+            via: raw.via, cookies: cookies, secretQueryParameters: secretQueryParameters, renewal: renewal
         )
     }
 
@@ -190,7 +191,7 @@ extension ConfigValidator {
         }
     }
 
-    private mutating func validateUpstream(_ raw: RawUpstream, at path: ConfigPath) -> UpstreamConfig? {
+    mutating func validateUpstream(_ raw: RawUpstream, at path: ConfigPath) -> UpstreamConfig? {
         let urlPath = raw.isShortForm ? path : path / "url"
         guard let url = raw.url else {
             diagnostics.error(path, "missing key 'url'", expected: "the upstream's base URL")
@@ -233,7 +234,9 @@ extension ConfigValidator {
         return valid ? upstream : nil
     }
 
-    private mutating func validateInjection(_ raw: RawInjection, at path: ConfigPath, credentials: Credentials) -> Injection? {
+    private mutating func validateInjection(
+        _ raw: RawInjection, at path: ConfigPath, credentials: Credentials, identities: Identities
+    ) -> Injection? {
         let given = [raw.header.map { _ in "header" }, raw.query.map { _ in "query" }, raw.cookie.map { _ in "cookie" }].compactMap { $0 }
         var target: Injection.Target?
         if given.count != 1 {
@@ -261,23 +264,7 @@ extension ConfigValidator {
             }
         }
 
-        var credential: String?
-        if let name = raw.credential {
-            if credentials.names.contains(name) {
-                credential = name
-            } else {
-                let known = credentials.names.sorted()
-                var message = "unknown credential\(ConfigSyntax.quoted(name))"
-                if let suggestion = closestMatch(to: name, in: known) { message += "; did you mean '\(suggestion)'?" }
-                diagnostics.error(
-                    path / "credential", message,
-                    expected: known.isEmpty ? "a name defined under credentials:" : "one of " + known.joined(separator: ", ")
-                )
-            }
-        } else {
-            diagnostics.error(path, "missing key 'credential'", expected: "the name of an entry under credentials:")
-        }
-
+        let source = validateInjectionSource(raw, at: path, credentials: credentials, identities: identities)
         var template = CredentialTemplate.token
         if let value = raw.value {
             do {
@@ -295,8 +282,58 @@ extension ConfigValidator {
                 return nil
             }
         }
-        guard let target, let credential else { return nil }
-        return Injection(target: target, credential: credential, template: template)
+        guard let target, let source else { return nil }
+        return Injection(target: target, source: source, template: template)
+    }
+
+    /// Exactly one of `credential` and `identity`, naming an entry that exists.
+    private mutating func validateInjectionSource(
+        _ raw: RawInjection, at path: ConfigPath, credentials: Credentials, identities: Identities
+    ) -> Injection.Source? {
+        switch (raw.credential, raw.identity) {
+        case (let name?, nil):
+            return known(name, in: credentials.names, kind: "credential", section: "credentials", at: path / "credential") ? .credential(name) : nil
+        case (nil, let name?):
+            return known(name, in: identities.names, kind: "identity", section: "identities", at: path / "identity") ? .identity(name) : nil
+        case (nil, nil):
+            diagnostics.error(path, "missing key 'credential' or 'identity'", expected: "the name of an entry under credentials: or identities:")
+        case (.some, .some):
+            diagnostics.error(path, "both credential and identity", expected: "one of credential or identity")
+        }
+        return nil
+    }
+
+    private mutating func known(_ name: String, in names: Set<String>, kind: String, section: String, at path: ConfigPath) -> Bool {
+        guard !names.contains(name) else { return true }
+        let known = names.sorted()
+        var message = "unknown \(kind)\(ConfigSyntax.quoted(name))"
+        if let suggestion = closestMatch(to: name, in: known) { message += "; did you mean '\(suggestion)'?" }
+        diagnostics.error(path, message, expected: known.isEmpty ? "a name defined under \(section):" : "one of " + known.joined(separator: ", "))
+        return false
+    }
+
+    /// When a route renews its identity's token and replays the request.
+    private mutating func validateRenewal(_ raw: RawRoute, at path: ConfigPath) -> RenewalPolicy {
+        var renewal = RenewalPolicy()
+        if let statuses = raw.renewOn {
+            renewal.statuses = []
+            for (index, status) in statuses.decoded {
+                if (400...599).contains(status) {
+                    renewal.statuses.insert(status)
+                } else {
+                    diagnostics.error((path / "renew_on")[index], "not an error status", expected: "a status from 400 to 599, such as 401")
+                }
+            }
+        }
+        if let invalidToken = raw.renewOnInvalidToken { renewal.onInvalidTokenChallenge = invalidToken }
+        if let limit = raw.replayLimit?.value {
+            if limit <= UInt64(Int32.max) {
+                renewal.replayLimit = Int(limit)
+            } else {
+                diagnostics.error(path / "replay_limit", "out of range", expected: "a size up to 2GiB")
+            }
+        }
+        return renewal
     }
 
     private mutating func validateCookies(_ raw: RawCookies?, at path: ConfigPath) -> CookieRewrite {

@@ -183,12 +183,13 @@ extension Config {
         "inbound:" + listener
     }
 
-    /// Every secret this configuration needs: its credentials, then its listeners' inbound
-    /// shared secrets.
+    /// Every secret this configuration needs: its credentials, its identities' secrets, then
+    /// its listeners' inbound shared secrets.
     public var secretEntries: [SecretEntry] {
         var entries = credentials.keys.sorted().map { name in
             SecretEntry(name: name, source: credentials[name]!, configPath: "credentials.\(name)")
         }
+        entries += identities.flatMap(\.secretEntries)
         for (index, listener) in listeners.enumerated() {
             if case .sharedSecret(_, let secret) = listener.inbound {
                 entries.append(SecretEntry(

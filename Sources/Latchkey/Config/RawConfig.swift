@@ -5,12 +5,13 @@
 
 struct RawConfig: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case server, listeners, credentials, routes, limits, logging
+        case server, listeners, credentials, identities, routes, limits, logging
     }
 
     var server: RawServer?
     var listeners: LenientList<RawListener>?
     var credentials: LenientMap<RawSecret>?
+    var identities: LenientMap<RawIdentity>?
     var routes: LenientList<RawRoute>?
     var limits: RawLimits?
     var logging: RawLogging?
@@ -22,6 +23,7 @@ struct RawConfig: Decodable {
         server = f(.server)
         listeners = f(.listeners)
         credentials = f(.credentials)
+        identities = f(.identities)
         routes = f(.routes)
         limits = f(.limits)
         logging = f(.logging)
@@ -120,6 +122,7 @@ struct RawRoute: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, listeners, path, host, upstream, strip_prefix, replace_prefix, inject
         case pass_client_authorization, preserve_host, via, cookies, secret_query_params
+        case renew_on, renew_on_invalid_token, replay_limit
     }
 
     var name: String?
@@ -135,6 +138,9 @@ struct RawRoute: Decodable {
     var via: String?
     var cookies: RawCookies?
     var secretQueryParams: LenientList<String>?
+    var renewOn: LenientList<Int>?
+    var renewOnInvalidToken: Bool?
+    var replayLimit: RawByteSize?
 
     init(from decoder: any Decoder) throws {
         let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping with path and upstream")
@@ -151,6 +157,9 @@ struct RawRoute: Decodable {
         via = f(.via)
         cookies = f(.cookies)
         secretQueryParams = f(.secret_query_params)
+        renewOn = f(.renew_on)
+        renewOnInvalidToken = f(.renew_on_invalid_token)
+        replayLimit = f(.replay_limit)
     }
 }
 
@@ -195,7 +204,7 @@ struct RawUpstream: Decodable {
 /// One credential to attach: exactly one of `header`, `query`, `cookie`.
 struct RawInjection: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case header, query, cookie, value, credential
+        case header, query, cookie, value, credential, identity
     }
 
     var header: String?
@@ -203,14 +212,16 @@ struct RawInjection: Decodable {
     var cookie: String?
     var value: String?
     var credential: String?
+    var identity: String?
 
     init(from decoder: any Decoder) throws {
-        let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping with header, query or cookie, and credential")
+        let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping with header, query or cookie, and credential or identity")
         header = f(.header)
         query = f(.query)
         cookie = f(.cookie)
         value = f(.value)
         credential = f(.credential)
+        identity = f(.identity)
     }
 }
 

@@ -1,3 +1,4 @@
+import LatchkeyAuth
 import LatchkeyHTTP
 import LatchkeyLoop
 import LatchkeyServer
@@ -6,39 +7,68 @@ import Logging
 
 /// One proxied request: the client's side (`ServerExchange`) joined to the upstream's
 /// (`UpstreamTransfer`), with backpressure passed both ways. Lives on one loop.
+///
+/// On a route that injects an identity's token, the transfer may start only once the
+/// token is there, and may be replaced once: when the upstream refuses the token, the
+/// exchange renews it and replays the request (see ProxyExchange+Renewal.swift).
 final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
-    private let exchange: ServerExchange
-    private let route: Route
+    let exchange: ServerExchange
+    let route: Route
     private let rewriter: ResponseRewriter
     /// The loop's handler outlives every exchange on it.
-    private unowned(unsafe) let handler: ProxyHandler
-    private var transfer: UpstreamTransfer?
+    unowned(unsafe) let handler: ProxyHandler
+    let blueprint: RequestBlueprint
+    let identity: Identity?
+    var token: IssuedToken?
+    var body: RequestBodyRecord
+    var transfer: UpstreamTransfer?
+    /// The request was sent again with a renewed token: a second refusal goes to the client.
+    var replayed = false
     private var headSent = false
-    private var done = false
+    var done = false
 
     /// Request-body bytes queued for the upstream above which the client is not read.
     private static let requestHighWater = 256 * 1024
 
-    init(exchange: ServerExchange, route: Route, rewriter: ResponseRewriter, handler: ProxyHandler) {
+    init(exchange: ServerExchange, route: Route, rewriter: ResponseRewriter, handler: ProxyHandler,
+         blueprint: RequestBlueprint, identity: Identity?) {
         self.exchange = exchange
         self.route = route
         self.rewriter = rewriter
         self.handler = handler
+        self.blueprint = blueprint
+        self.identity = identity
+        let replayable = identity?.renewable == true
+        let declaredLength: UInt64? = if case .length(let length) = exchange.head.framing { length } else { nil }
+        body = RequestBodyRecord(replayLimit: replayable ? route.renewal.replayLimit : nil, declaredLength: declaredLength)
     }
 
-    func start(_ request: UpstreamRequest) {
-        transfer = handler.upstream.start(request, delegate: self)
+    /// Starts the upstream transfer with `token` (nil on routes without an identity), and
+    /// hands it the body bytes that are already here.
+    func startTransfer(token: IssuedToken?) {
+        self.token = token
+        let transfer = handler.upstream.start(blueprint.request(for: route, token: token), delegate: self)
+        self.transfer = transfer
+        let pending = body.forNewTransfer()
+        if !pending.isEmpty { pending.withUnsafeBytes { transfer.sendBody($0) } }
+        if body.ended { transfer.finishBody() }
     }
 
     // MARK: client → upstream
 
     func requestBody(_ bytes: UnsafeRawBufferPointer) {
-        guard let transfer else { return }
+        body.append(bytes, sent: transfer != nil)
+        guard let transfer else {
+            // Waiting for a token: hold what is already read, read no more.
+            exchange.pauseRequestBody()
+            return
+        }
         transfer.sendBody(bytes)
         if transfer.queuedBodyBytes >= Self.requestHighWater { exchange.pauseRequestBody() }
     }
 
     func requestBodyEnded() {
+        body.end()
         transfer?.finishBody()
     }
 
@@ -51,6 +81,10 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: HTTPFields) {
         guard !done else { return }
         var fields = fields
+        if identity != nil, !replayed, route.renewal.refuses(status: status, fields: fields) {
+            guard renewAfterRefusal(of: transfer) else { return }
+            fields.append(name: "Latchkey-Token-Renewed", value: "true")
+        }
         // The client's framing must be the one libcurl used to read the body (RFC 9112
         // §6.3): Transfer-Encoding wins over Content-Length, and lengths that disagree
         // or are not plain digits are a broken upstream, never forwarded as they are.
@@ -122,6 +156,15 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
         guard case .clientGone = reason else { return }
         handler.accessLog.record(exchange, route: route, now: handler.loop.now, upstreamTime: transfer?.upstreamTime,
                                  outcome: "client_gone")
+    }
+
+    /// Answers the client from the proxy itself (no upstream response was relayed).
+    func answer(_ document: ErrorDocument, extraFields: HTTPFields = HTTPFields(), outcome: String) {
+        done = true
+        var fields = document.fields
+        for field in extraFields { fields.append(name: field.name, value: field.value) }
+        exchange.respond(status: document.status, fields: fields, body: document.body)
+        handler.accessLog.record(exchange, route: route, now: handler.loop.now, upstreamTime: nil, outcome: outcome)
     }
 }
 

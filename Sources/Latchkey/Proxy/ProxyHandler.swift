@@ -1,3 +1,4 @@
+import LatchkeyAuth
 import LatchkeyHTTP
 import LatchkeyLoop
 import LatchkeyServer
@@ -9,6 +10,8 @@ struct ProxyContext: Sendable {
     let routes: RouteTable
     let policies: [ListenerPolicy]
     let credentials: CredentialStore
+    /// By name; routes that inject an identity's token look theirs up here.
+    let identities: [String: Identity]
     let accessLog: AccessLog
     let logger: Logger
 }
@@ -53,8 +56,9 @@ final class ProxyHandler: ServerHandler {
             return answer(exchange, ErrorDocument(status: 400, error: "bad_request",
                 message: "the request target must be an absolute path without dot-segments"))
         }
-        let routeHost = host.map { RequestTarget.hostWithoutPort($0).lowercased() }
-        guard let route = context.routes.match(listener: exchange.listener.index, path: target.path, host: routeHost.map { Substring($0) }) else {
+        // Lower-cased only for tables that match on it.
+        let routeHost = context.routes.anyRouteNamesHost ? host.map { Substring(RequestTarget.hostWithoutPort($0).lowercased()) } : nil
+        guard let route = context.routes.match(listener: exchange.listener.index, path: target.path, host: routeHost) else {
             return answer(exchange, ErrorDocument(status: 404, error: "no_route", message: "no route matches this request's path"))
         }
         if route.injectsCredentials && CrossSiteCheck.isCrossSite(head.fields, host: host) {
@@ -62,18 +66,19 @@ final class ProxyHandler: ServerHandler {
                 message: "cross-site browser requests may not use this route's credentials", route: route.name), route: route)
         }
         let credentials = context.credentials.snapshot
-        for injection in route.injections where credentials[injection.credential] == nil {
+        for injection in route.injections {
+            guard case .credential(let name) = injection.source, credentials[name] == nil else { continue }
             return answer(exchange, ErrorDocument(status: 503, error: "credential_unavailable",
-                message: "the credential \(injection.credential) has no value", route: route.name), route: route)
+                message: "the credential \(name) has no value", route: route.name), route: route)
         }
 
         let inboundHeader: String? = if case .sharedSecret(let header, _) = policy.inbound { header } else { nil }
-        let request = UpstreamRequestBuilder.build(
-            head: head, route: route, path: target.path, query: target.query, clientHost: host,
-            peer: exchange.peer, removingField: inboundHeader, credential: { credentials[$0] })
+        let blueprint = RequestBlueprint(head: head, target: target, clientHost: host, peer: exchange.peer,
+                                         inboundHeader: inboundHeader, credentials: credentials)
         let rewriter = ResponseRewriter(route: route, clientHost: host, clientOnLoopback: exchange.peer?.isLoopback ?? true)
-        let proxied = ProxyExchange(exchange: exchange, route: route, rewriter: rewriter, handler: self)
-        proxied.start(request)
+        let proxied = ProxyExchange(exchange: exchange, route: route, rewriter: rewriter, handler: self, blueprint: blueprint,
+                                    identity: route.identity.flatMap { context.identities[$0] })
+        proxied.start()
         return proxied
     }
 

@@ -21,6 +21,9 @@ final class Route: Sendable {
     /// The query parameters this route injects: they never travel back to the client.
     let injectedQueryParameters: Set<String>
     let options: UpstreamOptions
+    /// The identity whose token the route injects, if any (validation allows one).
+    let identity: String?
+    let renewal: RenewalPolicy
 
     /// nil when the upstream URL cannot be taken apart (validation has ruled that out).
     init?(_ config: RouteConfig, listenerIndex: [String: Int]) {
@@ -43,6 +46,11 @@ final class Route: Sendable {
         secretQueryParameters = Set(config.secretQueryParameters + injectedQuery)
         injectedQueryParameters = Set(injectedQuery)
         options = config.upstream.options
+        identity = config.injections.lazy.compactMap { injection -> String? in
+            if case .identity(let name) = injection.source { return name }
+            return nil
+        }.first
+        renewal = config.renewal
     }
 
     var injectsCredentials: Bool { !injections.isEmpty }

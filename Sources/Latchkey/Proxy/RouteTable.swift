@@ -8,6 +8,8 @@ struct RouteTable: Sendable {
     /// Every route's secret query parameters: redacted in the log line of a request that
     /// matched no route, whose client may still have sent them.
     let allSecretQueryParameters: Set<String>
+    /// Whether any route names a Host: if none does, matching needs no Host at all.
+    let anyRouteNamesHost: Bool
 
     init(config: Config) {
         let listenerIndex = Dictionary(uniqueKeysWithValues: config.listeners.enumerated().map { ($1.name, $0) })
@@ -16,6 +18,7 @@ struct RouteTable: Sendable {
             return (a.host != nil) && (b.host == nil)
         }
         allSecretQueryParameters = routes.reduce(into: []) { $0.formUnion($1.secretQueryParameters) }
+        anyRouteNamesHost = routes.contains { $0.host != nil }
     }
 
     /// `host` is the request's Host without port, lower-cased.

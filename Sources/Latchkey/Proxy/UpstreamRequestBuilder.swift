@@ -15,7 +15,7 @@ enum UpstreamRequestBuilder {
         clientHost: String?,
         peer: SocketAddress?,
         removingField inboundSecretHeader: String?,
-        credential: (String) -> String?
+        credential: (Injection.Source) -> String?
     ) -> UpstreamRequest {
         var fields = head.fields
         // One copy of the client's fields, with room for what is added below.
@@ -43,7 +43,7 @@ enum UpstreamRequestBuilder {
 
         var queryItems: [String]? = nil
         for injection in route.injections {
-            guard let token = credential(injection.credential) else { continue }
+            guard let token = credential(injection.source) else { continue }
             let value = injection.template.render(token: token)
             switch injection.target {
             case .header(let name):

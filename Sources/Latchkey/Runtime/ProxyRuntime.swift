@@ -37,6 +37,7 @@ public final class ProxyRuntime: Sendable {
             routes: routes,
             policies: policies,
             credentials: credentials,
+            identities: [:],
             accessLog: AccessLog(sink: sink, enabled: config.logging.accessLog,
                                  secretQueryParameters: routes.allSecretQueryParameters),
             logger: logger

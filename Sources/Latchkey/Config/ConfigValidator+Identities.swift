@@ -1,0 +1,149 @@
+import LatchkeyAuth
+
+extension ConfigValidator {
+    mutating func validateIdentities(_ raw: LenientMap<RawIdentity>?, at path: ConfigPath, credentials: Credentials) -> Identities {
+        var result = Identities()
+        for (name, identity) in raw?.entries ?? [] {
+            result.names.insert(name)
+            let entryPath = path / name
+            if !ConfigSyntax.isName(name) {
+                diagnostics.error(entryPath, "invalid identity name", expected: ConfigSyntax.nameExpectation)
+            } else if credentials.names.contains(name) {
+                diagnostics.error(entryPath, "a credential has the same name", expected: "names unique across credentials and identities")
+            }
+            if let identity, let config = validateIdentity(identity, name: name, at: entryPath) {
+                result.configs.append(config)
+            }
+        }
+        return result
+    }
+
+    struct Identities {
+        var configs: [IdentityConfig] = []
+        /// Names that exist, including those whose entry failed to decode.
+        var names: Set<String> = []
+    }
+
+    private mutating func validateIdentity(_ raw: RawIdentity, name: String, at path: ConfigPath) -> IdentityConfig? {
+        guard let grantName = raw.grant else {
+            diagnostics.error(path, "missing key 'grant'", expected: "one of " + IdentityConfig.grantNames.joined(separator: ", "))
+            return nil
+        }
+        var used: Set<RawIdentity.CodingKeys> = [.grant]
+        func secret(_ raw: RawSecret?, _ key: RawIdentity.CodingKeys) -> SecretSource? {
+            used.insert(key)
+            guard let raw else {
+                diagnostics.error(path, "missing key '\(key.stringValue)'", expected: "a secret for the \(grantName) grant")
+                return nil
+            }
+            return secretSource(raw, at: path / key.stringValue)
+        }
+
+        let grant: IdentityConfig.Grant?
+        switch grantName {
+        case "static":
+            grant = secret(raw.token, .token).map { .staticToken($0) }
+        case "password":
+            used.insert(.username)
+            if raw.username == nil { diagnostics.error(path, "missing key 'username'", expected: "the user to log in as") }
+            let password = secret(raw.password, .password)
+            grant = raw.username.flatMap { username in password.map { .password(username: username, password: $0) } }
+        case "client_credentials":
+            grant = .clientCredentials
+        case "refresh_token":
+            grant = secret(raw.refreshToken, .refresh_token).map { .refreshToken($0) }
+        case "custom":
+            used.formUnion([.grant_type, .params])
+            grant = validateCustomGrant(raw, at: path)
+        default:
+            diagnostics.error(path / "grant", "unknown grant\(ConfigSyntax.quoted(grantName))",
+                              expected: "one of " + IdentityConfig.grantNames.joined(separator: ", "))
+            return nil
+        }
+
+        // Keys that belong to other grants are mistakes, not options to ignore.
+        let grantKeys: [RawIdentity.CodingKeys] = [.grant_type, .params, .username, .password, .refresh_token, .token]
+        for key in grantKeys where !used.contains(key) && raw.present.contains(key) {
+            diagnostics.error(path / key.stringValue, "not used by the \(grantName) grant", expected: "only the keys of the \(grantName) grant")
+        }
+
+        var config = IdentityConfig(name: name, grant: grant ?? .clientCredentials)
+        if grantName == "static" {
+            for key: RawIdentity.CodingKeys in [.token_url, .client_id, .client_secret, .client_auth, .scope, .audience, .resource] where raw.present.contains(key) {
+                diagnostics.error(path / key.stringValue, "a static token has no token endpoint", expected: "only token (and acquire)")
+            }
+        } else {
+            validateTokenEndpoint(raw, into: &config, at: path)
+        }
+        config.scope = raw.scope
+        config.audience = raw.audience
+        config.resources = raw.resource?.decoded.map(\.element) ?? []
+        switch raw.acquire ?? "lazy" {
+        case "lazy": config.acquireEagerly = false
+        case "eager": config.acquireEagerly = true
+        default: diagnostics.error(path / "acquire", "unknown value", expected: "lazy (on the first request that needs it) or eager (at start)")
+        }
+        if let skew = raw.clockSkew?.value { config.timing.clockSkew = skew }
+        if let ahead = raw.refreshAhead?.value { config.timing.refreshAhead = ahead }
+        return grant == nil ? nil : config
+    }
+
+    private mutating func validateCustomGrant(_ raw: RawIdentity, at path: ConfigPath) -> IdentityConfig.Grant? {
+        guard let grantType = raw.grantType, !grantType.isEmpty else {
+            diagnostics.error(path, "missing key 'grant_type'", expected: "the grant_type to send, e.g. app")
+            return nil
+        }
+        var parameters: [IdentityConfig.GrantParameter] = []
+        for (name, value) in raw.params?.entries ?? [] {
+            let parameterPath = path / "params" / name
+            if !ConfigSyntax.isQueryName(name) || Self.reservedFormFields.contains(name) {
+                diagnostics.error(parameterPath, "invalid or reserved form field name", expected: "a field name other than grant_type, client_id, client_secret, scope")
+                continue
+            }
+            switch value {
+            case .literal(let text): parameters.append(.init(name: name, value: .literal(text)))
+            case .secret(let rawSecret):
+                if let source = secretSource(rawSecret, at: parameterPath) { parameters.append(.init(name: name, value: .secret(source))) }
+            case nil: break
+            }
+        }
+        return .custom(grantType: grantType, parameters: parameters)
+    }
+
+    /// Form fields Latchkey sets itself.
+    private static let reservedFormFields: Set<String> = ["grant_type", "client_id", "client_secret", "scope", "client_assertion", "client_assertion_type"]
+
+    private mutating func validateTokenEndpoint(_ raw: RawIdentity, into config: inout IdentityConfig, at path: ConfigPath) {
+        if let endpoint = raw.tokenURL {
+            if let upstream = validateUpstream(endpoint, at: path / "token_url") {
+                config.tokenURL = upstream.url
+                config.idpOptions = upstream.options
+            }
+        } else {
+            diagnostics.error(path, "missing key 'token_url'", expected: "the IdP's token endpoint URL")
+        }
+        config.clientID = raw.clientID
+        if let rawSecret = raw.clientSecret { config.clientSecret = secretSource(rawSecret, at: path / "client_secret") }
+        let method: IdentityConfig.ClientAuthMethod
+        if let name = raw.clientAuth {
+            guard let parsed = IdentityConfig.ClientAuthMethod(rawValue: name) else {
+                diagnostics.error(path / "client_auth", "unknown client authentication",
+                                  expected: "one of " + IdentityConfig.ClientAuthMethod.allCases.map(\.rawValue).joined(separator: ", "))
+                return
+            }
+            method = parsed
+        } else {
+            method = raw.clientSecret == nil ? .none : .clientSecretBasic
+        }
+        config.clientAuth = method
+        if method != .none, raw.clientSecret == nil {
+            diagnostics.error(path, "client_auth \(method.rawValue) without client_secret", expected: "client_secret, or client_auth: none")
+        }
+        if method == .none, raw.clientSecret != nil {
+            diagnostics.error(path / "client_auth", "none, but a client_secret is given", expected: "client_secret_basic or client_secret_post")
+        }
+        if method != .none || raw.grant == "client_credentials", raw.clientID == nil {
+            diagnostics.error(path, "missing key 'client_id'", expected: "the client's id at the IdP")
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import LatchkeyAuth
+import LatchkeyUpstream
+
+/// An identity: how Latchkey obtains and renews one credential by itself.
+public struct IdentityConfig: Sendable, Equatable {
+    public enum Grant: Sendable, Equatable {
+        /// A token stored by hand (Kii's manual login): never refreshed.
+        case staticToken(SecretSource)
+        /// Resource-owner password (Podio user login, Auth0 resource-owner password).
+        case password(username: String, password: SecretSource)
+        case clientCredentials
+        /// Starts from a refresh token the user obtained elsewhere.
+        case refreshToken(SecretSource)
+        /// Any other grant_type with its own form fields (Podio's `app`).
+        case custom(grantType: String, parameters: [GrantParameter])
+    }
+
+    /// How the client authenticates to the token endpoint (RFC 6749 §2.3, OIDC Core §9).
+    public enum ClientAuthMethod: String, Sendable, Equatable, CaseIterable {
+        case clientSecretBasic = "client_secret_basic"
+        case clientSecretPost = "client_secret_post"
+        case none
+    }
+
+    public struct GrantParameter: Sendable, Equatable {
+        public enum Value: Sendable, Equatable {
+            case literal(String)
+            case secret(SecretSource)
+        }
+
+        public var name: String
+        public var value: Value
+    }
+
+    public var name: String
+    public var grant: Grant
+    /// The token endpoint; nil only for static tokens.
+    public var tokenURL: String?
+    /// TLS, proxy and timeouts for every request to the IdP.
+    public var idpOptions: UpstreamOptions
+    public var clientID: String?
+    public var clientAuth: ClientAuthMethod
+    public var clientSecret: SecretSource?
+    public var scope: String?
+    public var audience: String?
+    public var resources: [String]
+    /// Acquire at start rather than on the first request that needs the identity.
+    public var acquireEagerly: Bool
+    public var timing: TokenTiming
+
+    public init(
+        name: String, grant: Grant, tokenURL: String? = nil, idpOptions: UpstreamOptions = .init(),
+        clientID: String? = nil, clientAuth: ClientAuthMethod = .none, clientSecret: SecretSource? = nil,
+        scope: String? = nil, audience: String? = nil, resources: [String] = [],
+        acquireEagerly: Bool = false, timing: TokenTiming = .init()
+    ) {
+        self.name = name
+        self.grant = grant
+        self.tokenURL = tokenURL
+        self.idpOptions = idpOptions
+        self.clientID = clientID
+        self.clientAuth = clientAuth
+        self.clientSecret = clientSecret
+        self.scope = scope
+        self.audience = audience
+        self.resources = resources
+        self.acquireEagerly = acquireEagerly
+        self.timing = timing
+    }
+
+    /// The grants a `grant:` key may name.
+    static let grantNames = ["static", "password", "client_credentials", "refresh_token", "custom"]
+}
+
+extension IdentityConfig {
+    /// Where each secret of this identity is held in the `CredentialStore`: re-read like
+    /// any credential file, and masked in logs like any credential.
+    public static func secretName(identity: String, _ field: String) -> String {
+        "identity:\(identity):\(field)"
+    }
+
+    /// Every secret this identity needs, named by `secretName`.
+    var secretEntries: [SecretEntry] {
+        let path = "identities.\(name)"
+        var entries: [SecretEntry] = []
+        func add(_ field: String, _ source: SecretSource?, at key: String) {
+            guard let source else { return }
+            entries.append(SecretEntry(name: Self.secretName(identity: name, field), source: source, configPath: "\(path).\(key)"))
+        }
+        add("client_secret", clientSecret, at: "client_secret")
+        switch grant {
+        case .staticToken(let source): add("token", source, at: "token")
+        case .password(_, let password): add("password", password, at: "password")
+        case .refreshToken(let source): add("refresh_token", source, at: "refresh_token")
+        case .custom(_, let parameters):
+            for parameter in parameters {
+                if case .secret(let source) = parameter.value { add("param:" + parameter.name, source, at: "params.\(parameter.name)") }
+            }
+        case .clientCredentials: break
+        }
+        return entries
+    }
+}

@@ -1,0 +1,65 @@
+/// An entry under `identities:` as written.
+struct RawIdentity: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case grant, grant_type, params, token_url, client_id, client_secret, client_auth
+        case username, password, refresh_token, token, scope, audience, resource
+        case acquire, clock_skew, refresh_ahead
+    }
+
+    var grant: String?
+    var grantType: String?
+    var params: LenientMap<RawParameterValue>?
+    /// The token endpoint: a URL, or the long form with TLS, proxy and timeout settings.
+    var tokenURL: RawUpstream?
+    var clientID: String?
+    var clientSecret: RawSecret?
+    var clientAuth: String?
+    var username: String?
+    var password: RawSecret?
+    var refreshToken: RawSecret?
+    var token: RawSecret?
+    var scope: String?
+    var audience: String?
+    var resource: LenientList<String>?
+    var acquire: String?
+    var clockSkew: RawDuration?
+    var refreshAhead: RawDuration?
+    /// The keys the document gave, to report those the chosen grant does not use.
+    var present: Set<CodingKeys>
+
+    init(from decoder: any Decoder) throws {
+        let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping with grant and token_url")
+        grant = f(.grant)
+        grantType = f(.grant_type)
+        params = f(.params)
+        tokenURL = f(.token_url)
+        clientID = f(.client_id)
+        clientSecret = f(.client_secret)
+        clientAuth = f(.client_auth)
+        username = f(.username)
+        password = f(.password)
+        refreshToken = f(.refresh_token)
+        token = f(.token)
+        scope = f(.scope)
+        audience = f(.audience)
+        resource = f(.resource)
+        acquire = f(.acquire)
+        clockSkew = f(.clock_skew)
+        refreshAhead = f(.refresh_ahead)
+        present = Set(CodingKeys.allCases.filter(f.contains))
+    }
+}
+
+/// A custom grant's form field: a plain string, or a secret mapping.
+enum RawParameterValue: Decodable {
+    case literal(String)
+    case secret(RawSecret)
+
+    init(from decoder: any Decoder) throws {
+        if let text = try? decoder.singleValueContainer().decode(String.self) {
+            self = .literal(text)
+        } else {
+            self = .secret(try RawSecret(from: decoder))
+        }
+    }
+}

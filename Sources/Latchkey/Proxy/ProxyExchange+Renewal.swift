@@ -1,0 +1,101 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import LatchkeyAuth
+import LatchkeyHTTP
+import LatchkeyLoop
+import LatchkeyServer
+import LatchkeyUpstream
+
+extension ProxyExchange {
+    /// Starts the transfer once the identity has a token: at once when it has one, else
+    /// when the token request in flight (single-flight per identity) answers.
+    func start() {
+        guard let identity else { return startTransfer(token: nil) }
+        if let token = identity.current() { return startTransfer(token: token) }
+        wait { identity.demand($0) }
+    }
+
+    /// The upstream refused the token with this response head (not after a replay: a
+    /// renewed token refused again is not the token's fault). Returns true when the
+    /// response is to be relayed; false when the exchange has taken over (a replay, or its
+    /// own error answer).
+    func renewAfterRefusal(of refused: UpstreamTransfer) -> Bool {
+        guard let identity, let token else { return true }
+        guard identity.renewable else {
+            refused.cancel()
+            transfer = nil
+            answer(ErrorDocument(status: 401, error: "token_rejected",
+                                 message: "the upstream refused the token of identity \(identity.name), which cannot be renewed; store a new one",
+                                 route: route.name), outcome: "token_rejected")
+            return false
+        }
+        guard body.complete else {
+            // Too large to replay: renew for the next request, relay this answer.
+            identity.rejected(generation: token.generation) { _ in }
+            return true
+        }
+        replayed = true
+        refused.cancel()
+        transfer = nil
+        handler.logger.info("upstream refused the token; renewing and replaying", metadata: [
+            "route": .string(route.name), "identity": .string(identity.name),
+        ])
+        wait { identity.rejected(generation: token.generation, $0) }
+        return false
+    }
+
+    /// Stops reading the body and asks for a token; the answer comes back on this loop.
+    private func wait(_ ask: (@escaping Identity.Waiter) -> Void) {
+        exchange.pauseRequestBody()
+        let exchange = LoopBound(self)
+        let loop = handler.loop.handle
+        ask { result in
+            loop.execute { _ in exchange.value.tokenArrived(result) }
+        }
+    }
+
+    private func tokenArrived(_ result: Result<IssuedToken, IdentityUnavailable>) {
+        guard !done, let identity else { return }
+        switch result {
+        case .success(let token):
+            startTransfer(token: token)
+            exchange.resumeRequestBody()
+        case .failure(.loginRequired(let reason)):
+            answer(ErrorDocument(status: 401, error: "login_required",
+                                 message: "identity \(identity.name) needs a login (\(reason)): run `latchkey login \(identity.name)`",
+                                 route: route.name), outcome: "login_required")
+        case .failure(.failing(let reason, let retryAt)):
+            let seconds = max(1, Int(retryAt.timeIntervalSinceNow.rounded(.up)))
+            var fields = HTTPFields()
+            fields.append(name: "Retry-After", value: String(seconds))
+            answer(ErrorDocument(status: 503, error: "identity_unavailable",
+                                 message: "no token for identity \(identity.name): \(reason); next attempt in \(seconds) s",
+                                 route: route.name), extraFields: fields, outcome: "identity_unavailable")
+        }
+    }
+}
+
+/// Carries a loop-confined object through a `Sendable` closure that runs it on the same
+/// loop again. The loop's thread is the only one that touches `value`.
+private struct LoopBound<Value: AnyObject>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+extension RenewalPolicy {
+    /// Whether this response head says the token is no longer good.
+    func refuses(status: Int, fields: HTTPFields) -> Bool {
+        if statuses.contains(status) { return true }
+        guard onInvalidTokenChallenge, let challenge = fields["WWW-Authenticate"] else { return false }
+        return Self.isInvalidTokenChallenge(challenge)
+    }
+
+    /// RFC 6750 §3: `Bearer realm="x", error="invalid_token"`, any case, with or without quotes.
+    static func isInvalidTokenChallenge(_ challenge: String) -> Bool {
+        let lowered = challenge.lowercased()
+        return lowered.hasPrefix("bearer") && (lowered.contains("error=\"invalid_token\"") || lowered.contains("error=invalid_token"))
+    }
+}

@@ -1,0 +1,28 @@
+import LatchkeyAuth
+import LatchkeyHTTP
+import LatchkeyServer
+import LatchkeyUpstream
+
+/// What an upstream request is made from, kept by the exchange so that the request can be
+/// made again with another token (a replay after a renewal, or a start that waited for the
+/// identity's first token).
+struct RequestBlueprint {
+    let head: RequestHead
+    let target: RequestTarget
+    let clientHost: String?
+    let peer: SocketAddress?
+    /// The listener's inbound shared-secret header, which never travels upstream.
+    let inboundHeader: String?
+    let credentials: CredentialSnapshot
+
+    func request(for route: Route, token: IssuedToken?) -> UpstreamRequest {
+        UpstreamRequestBuilder.build(
+            head: head, route: route, path: target.path, query: target.query, clientHost: clientHost,
+            peer: peer, removingField: inboundHeader, credential: { source in
+                switch source {
+                case .credential(let name): credentials[name]
+                case .identity: token?.accessToken
+                }
+            })
+    }
+}
