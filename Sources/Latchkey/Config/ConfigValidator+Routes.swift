@@ -130,6 +130,7 @@ extension ConfigValidator {
         // Injections.
         var injections: [Injection] = []
         var targets: [String: Int] = [:]
+        var identityInjection: (index: Int, name: String)?
         for (injectionIndex, rawInjection) in raw.inject?.decoded ?? [] {
             let injectionPath = (path / "inject")[injectionIndex]
             guard let injection = validateInjection(rawInjection, at: injectionPath, credentials: credentials, identities: identities) else { continue }
@@ -143,6 +144,14 @@ extension ConfigValidator {
                 diagnostics.error(injectionPath, "injects the same \(key) as inject[\(first)]", expected: "one injection per header, query parameter or cookie")
             } else {
                 targets[key] = injectionIndex
+            }
+            if case .identity(let name) = injection.source {
+                if let first = identityInjection, first.name != name {
+                    diagnostics.error(injectionPath / "identity", "a second identity on one route (inject[\(first.index)] names \(first.name))",
+                                      expected: "one identity per route; several injections may use it")
+                } else if identityInjection == nil {
+                    identityInjection = (injectionIndex, name)
+                }
             }
             injections.append(injection)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAuth
 import LatchkeyHTTP
 import LatchkeyLoop
 import LatchkeyServer
@@ -15,11 +16,15 @@ public final class ProxyRuntime: Sendable {
     private let loops: [EventLoopThread]
     private let logger: Logger
     private let watcher: SecretWatcher
+    private let identities: IdentityRegistry
 
     /// `sink` receives the access log; nil disables it.
-    public init(config: Config, credentials: CredentialStore, logger: Logger, sink: LogSink?) throws {
+    public init(config: Config, credentials: CredentialStore, logger: Logger, sink: LogSink?,
+                tokenStore: any TokenStore = MemoryTokenStore()) throws {
         self.config = config
         self.logger = logger
+        identities = try IdentityRegistry(config: config, credentials: credentials, store: tokenStore,
+                                          logger: Logger(label: "latchkey.auth"))
         var sockets: [ListeningSocket] = []
         for (index, listener) in config.listeners.enumerated() {
             do {
@@ -37,7 +42,7 @@ public final class ProxyRuntime: Sendable {
             routes: routes,
             policies: policies,
             credentials: credentials,
-            identities: [:],
+            identities: identities.identities,
             accessLog: AccessLog(sink: sink, enabled: config.logging.accessLog,
                                  secretQueryParameters: routes.allSecretQueryParameters),
             logger: logger
@@ -57,6 +62,7 @@ public final class ProxyRuntime: Sendable {
         }
         self.loops = loops
         watcher = SecretWatcher(credentials: credentials, logger: logger)
+        identities.start()
     }
 
     /// Graceful stop: stop accepting, let in-flight requests finish within the grace
@@ -94,6 +100,7 @@ public final class ProxyRuntime: Sendable {
             }
         }
         for loop in loops { loop.join() }
+        identities.shutdown()
     }
 }
 

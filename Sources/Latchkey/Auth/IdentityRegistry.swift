@@ -1,0 +1,41 @@
+import LatchkeyAuth
+import Logging
+
+/// The identities of a configuration, made once at start and shared by every loop, with
+/// the one HTTP client their token requests go through.
+public final class IdentityRegistry: Sendable {
+    public let identities: [String: Identity]
+    private let client: AuthHTTPClient?
+    private let eager: Set<String>
+
+    public init(config: Config, credentials: CredentialStore, store: any TokenStore, logger: Logger) throws {
+        let needsClient = config.identities.contains { $0.tokenURL != nil }
+        let client = needsClient ? try AuthHTTPClient() : nil
+        let events = AuthEventLog(logger: logger)
+        var identities: [String: Identity] = [:]
+        for identity in config.identities {
+            let source: any TokenSource = if let client, let endpoint = identity.tokenURL {
+                OAuthTokenSource(config: identity, endpoint: endpoint, credentials: credentials, client: client)
+            } else {
+                StaticTokenSource(identity: identity.name, credentials: credentials)
+            }
+            identities[identity.name] = Identity(name: identity.name, source: source, store: store, events: events, timing: identity.timing)
+        }
+        self.identities = identities
+        self.client = client
+        eager = Set(config.identities.filter(\.acquireEagerly).map(\.name))
+    }
+
+    /// Restores stored tokens and starts the eager acquisitions, in the background.
+    public func start() {
+        for (name, identity) in identities {
+            let eagerly = eager.contains(name)
+            Task { await identity.start(eagerly: eagerly) }
+        }
+    }
+
+    /// Stops the token requests' HTTP client; waiting requests get an error.
+    public func shutdown() {
+        client?.shutdown()
+    }
+}
