@@ -1,0 +1,1 @@
+"""A django-oauth-toolkit OAuth2 server for the integration tests (see server.py)."""
