@@ -1,0 +1,1 @@
+"""In-process emulations of third-party APIs whose auth schemes latchkey reproduces."""
