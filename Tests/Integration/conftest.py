@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from idp_support import auth0, idp, idp_template, make_auth0, make_idp, make_podio, podio  # noqa: F401 (fixtures)
 from stub_upstream import StubUpstream
 from support import REPO, Launcher
 
