@@ -19,7 +19,9 @@ public final class IdentityRegistry: Sendable {
             } else {
                 StaticTokenSource(identity: identity.name, credentials: credentials)
             }
-            identities[identity.name] = Identity(name: identity.name, source: source, store: store, events: events, timing: identity.timing)
+            identities[identity.name] = Identity(
+                name: identity.name, source: source, store: store, events: events,
+                initialToken: OAuthTokenSource.seed(identity, credentials: credentials), timing: identity.timing)
         }
         self.identities = identities
         self.client = client

@@ -21,6 +21,15 @@ struct OAuthTokenSource: TokenSource {
 
     var renewable: Bool { true }
 
+    /// For a refresh-token identity, the token it starts from: no access token yet, the
+    /// configured refresh token to get one.
+    static func seed(_ config: IdentityConfig, credentials: CredentialStore) -> TokenSet? {
+        guard case .refreshToken = config.grant,
+              let refreshToken = credentials[IdentityConfig.secretName(identity: config.name, "refresh_token")]
+        else { return nil }
+        return TokenSet(accessToken: "", refreshToken: refreshToken, expiresAt: .distantPast, obtainedAt: .distantPast)
+    }
+
     func acquire(_ kind: AcquisitionKind, refreshToken: String?, now: Date) async throws(AcquisitionFailure) -> TokenSet {
         let secrets = credentials.snapshot
         let request = try tokenRequest(kind, refreshToken: refreshToken, secrets: secrets)
@@ -55,8 +64,9 @@ struct OAuthTokenSource: TokenSource {
         case (.grant, .clientCredentials):
             grant = .clientCredentials
         case (.grant, .refreshToken):
-            // The seed: used until the IdP rotates it, then the rotated one is kept.
-            grant = .refreshToken(try secret("refresh_token"))
+            // The seed went in as the first token's refresh token (`seed`); once it is
+            // refused only a person can help.
+            throw AcquisitionFailure(.rejected, "the refresh token was refused and the identity has nothing else to log in with")
         case (.grant, .custom(let grantType, let parameters)):
             var fields: [(String, String)] = []
             for parameter in parameters {
