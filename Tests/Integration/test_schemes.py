@@ -1,0 +1,58 @@
+"""The example configs of the auth schemes Latchkey reproduces (Configs/), each run
+against a local emulation of its API with only the addresses and secrets swapped."""
+
+import yaml
+
+from support import REPO, free_port
+
+
+def example(name: str) -> dict:
+    return yaml.safe_load((REPO / "Configs" / name).read_text())
+
+
+def test_podio_app_authentication(latchkey, make_podio):
+    podio = make_podio(access_token_seconds=3600)
+    cfg = example("podio.yaml")
+    cfg["listeners"] = [{"name": "main"}]
+    app = cfg["identities"]["podio-app"]
+    app["token_url"] = f"{podio.url}/oauth/token"
+    app["client_id"] = podio.client_id
+    app["params"]["app_id"] = podio.app_id
+    cfg["routes"][0]["upstream"] = podio.url
+    proxy = latchkey.serve(cfg, env={"PODIO_APP_TOKEN": podio.app_token, "PODIO_CLIENT_SECRET": podio.client_secret})
+
+    r = proxy.get("/podio/item/1")
+    assert r.status == 200, r
+    seen = r.json()
+    assert seen["ref"] == {"type": "app", "id": int(podio.app_id)}
+    assert seen["path"] == "/item/1"
+    assert podio.token_requests("app") == 1
+
+    # Podio says expired_token: the token is refreshed and the request replayed.
+    podio.expire_access_tokens()
+    r = proxy.request("POST", "/podio/item/2", body=b'{"title": "x"}')
+    assert r.status == 200, r
+    assert r.json()["body"] == '{"title": "x"}'
+    assert podio.token_requests("refresh_token") == 1
+    assert podio.app_token not in proxy.log()
+
+
+def test_kii_static_tokens_one_user_per_listener(latchkey, upstream, tmp_path):
+    cfg = example("kii.yaml")
+    for listener in cfg["listeners"]:
+        listener["listen"] = f"127.0.0.1:{free_port()}"
+    for user in ("alice", "bob"):
+        token_file = tmp_path / f"kii-{user}-token"
+        token_file.write_text(f"token-of-{user}\n")
+        token_file.chmod(0o600)
+        cfg["identities"][f"kii-{user}"]["token"] = {"file": str(token_file)}
+    for route in cfg["routes"]:
+        route["upstream"] = upstream.url
+    proxy = latchkey.serve(cfg)
+
+    ports = {listener["name"]: listener["listen"] for listener in cfg["listeners"]}
+    for user in ("alice", "bob"):
+        r = proxy.get("/kii/users/me", listener=user, host=ports[user])
+        assert r.status == 200, r
+        authorization = [v for k, v in r.json()["headers"] if k.lower() == "authorization"]
+        assert authorization == [f"Bearer token-of-{user}"]
