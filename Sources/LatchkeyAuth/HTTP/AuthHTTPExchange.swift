@@ -58,10 +58,6 @@ final class AuthHTTPExchange: UpstreamTransferDelegate {
     func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: HTTPFields) {
         self.status = status
         self.fields = fields
-        // Refuse an announced oversized body before any of it arrives.
-        if let length = fields["Content-Length"].flatMap(Int.init), length > maxResponseBytes {
-            end(.tooLarge(limit: maxResponseBytes))
-        }
     }
 
     func upstreamDidReceiveBody(_ transfer: UpstreamTransfer, _ bytes: UnsafeRawBufferPointer) -> Bool {

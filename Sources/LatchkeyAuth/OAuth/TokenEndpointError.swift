@@ -1,8 +1,8 @@
 /// Why a call to an OAuth endpoint (token, device authorization, revocation, discovery,
 /// userinfo) gave no usable answer. `message` is one line for people and logs: it names
 /// statuses, media types and error codes, and never holds a token, secret, password,
-/// assertion or any of the response body beyond the server's error description (from
-/// which the request's secrets are removed).
+/// assertion or any of the response body beyond the server's OAuth error text (from which
+/// the endpoint calls of `OAuthCalls.swift` remove the request's secrets).
 public enum TokenEndpointError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The server answered with an OAuth error.
     case oauth(OAuthError)
