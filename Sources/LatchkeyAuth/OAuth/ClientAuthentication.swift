@@ -19,12 +19,6 @@ public enum ClientAuthentication: Sendable {
     /// A public client: only `client_id` in the form.
     case none(id: String)
 
-    public var clientID: String {
-        switch self {
-        case .clientSecretBasic(let id, _), .clientSecretPost(let id, _), .privateKeyJWT(let id, _), .none(let id): id
-        }
-    }
-
     /// Adds the client's credentials to a form request: a header or form fields.
     func apply(to form: inout [(String, String)], fields: inout HTTPFields) throws(TokenEndpointError) {
         switch self {
