@@ -32,7 +32,7 @@ public struct AuthorizationRequest: Sendable {
     public var url: String {
         var parameters = [("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirectURI)]
         if let scope { parameters.append(("scope", scope)) }
-        parameters += [("state", state), ("code_challenge", codeChallenge), ("code_challenge_method", "S256")]
+        parameters += [("state", state), ("code_challenge", codeChallenge), ("code_challenge_method", PKCE.challengeMethod)]
         parameters += extraParameters
         let separator = !authorizationEndpoint.contains("?") ? "?"
             : authorizationEndpoint.hasSuffix("?") || authorizationEndpoint.hasSuffix("&") ? "" : "&"
