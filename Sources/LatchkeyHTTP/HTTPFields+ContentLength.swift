@@ -5,8 +5,10 @@ extension HTTPFields {
     /// such as an upstream's response head.
     public func contentLength() throws(HTTPParseError) -> UInt64? {
         var semantics = HeadSemantics()
-        for field in storage where ASCII.equalsCaseInsensitive(field.name, "content-length") {
-            var value = field.value
+        var next = 0
+        while let index = firstIndex(named: "content-length", from: next) {
+            next = index + 1
+            var value = storage[index].value
             // withUTF8 only rethrows untyped errors: carry the typed one out by hand.
             var failure: HTTPParseError?
             value.withUTF8 { buffer in

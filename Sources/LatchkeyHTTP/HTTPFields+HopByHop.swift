@@ -11,13 +11,14 @@ extension HTTPFields {
         // checked as bytes and only an unusual name costs a String.
         var named: [String] = []
         var anyToRemove = false
-        for field in storage {
-            guard ASCII.equalsCaseInsensitive(field.name, "connection") else {
-                if !anyToRemove, HTTPFields.isAlwaysHopByHop(field.name) { anyToRemove = true }
+        // By index, reading names in place rather than copying each field.
+        for index in storage.indices {
+            guard ASCII.equalsCaseInsensitive(storage[index].name, "connection") else {
+                if !anyToRemove, HTTPFields.isAlwaysHopByHop(storage[index].name) { anyToRemove = true }
                 continue
             }
             anyToRemove = true
-            var value = field.value
+            var value = storage[index].value
             value.withUTF8 { buffer in
                 let bytes = UnsafeRawBufferPointer(buffer)
                 try? ASCII.forEachListElement(bytes, 0..<bytes.count) { range in

@@ -29,10 +29,7 @@ public struct HTTPFields: Sendable, Equatable, Hashable {
 
     /// The first value of the field `name`, or nil.
     public subscript(name: String) -> String? {
-        for field in storage where ASCII.equalsCaseInsensitive(field.name, name) {
-            return field.value
-        }
-        return nil
+        firstIndex(named: name).map { storage[$0].value }
     }
 
     /// Every value of the field `name`, in order of arrival.
@@ -41,10 +38,25 @@ public struct HTTPFields: Sendable, Equatable, Hashable {
     }
 
     public func contains(_ name: String) -> Bool {
-        storage.contains { ASCII.equalsCaseInsensitive($0.name, name) }
+        firstIndex(named: name) != nil
+    }
+
+    /// The position of the first field `name`. Reads each name in place: `for field in
+    /// storage` (and `contains`/`firstIndex(where:)`) copy every field, retaining and
+    /// releasing both of its strings, which was a measurable part of a proxied request.
+    @inline(__always)
+    func firstIndex(named name: String, from start: Int = 0) -> Int? {
+        var index = start
+        while index < storage.count {
+            if ASCII.equalsCaseInsensitive(storage[index].name, name) { return index }
+            index += 1
+        }
+        return nil
     }
 
     public mutating func removeAll(named name: String) {
+        // Nothing to remove (the usual case): no pass that may copy the storage.
+        guard firstIndex(named: name) != nil else { return }
         storage.removeAll { ASCII.equalsCaseInsensitive($0.name, name) }
     }
 
@@ -55,18 +67,15 @@ public struct HTTPFields: Sendable, Equatable, Hashable {
     /// Replaces every `name` line with one `name: value` line, kept where the first one was
     /// (appended when there was none), so the order of the other fields does not change.
     public mutating func set(name: String, value: String) {
-        guard let first = storage.firstIndex(where: { ASCII.equalsCaseInsensitive($0.name, name) }) else {
+        guard let first = firstIndex(named: name) else {
             storage.append(HTTPField(name: name, value: value))
             return
         }
         storage[first] = HTTPField(name: name, value: value)
-        var index = storage.index(after: first)
-        while index < storage.endIndex {
-            if ASCII.equalsCaseInsensitive(storage[index].name, name) {
-                storage.remove(at: index)
-            } else {
-                index += 1
-            }
+        var next = first + 1
+        while let index = firstIndex(named: name, from: next) {
+            storage.remove(at: index)
+            next = index
         }
     }
 }
