@@ -86,6 +86,43 @@ struct ConfigIdentityTests {
         #expect(problems.contains { $0.path == "routes[0].inject[1]" && $0.message.contains("both credential and identity") })
     }
 
+    @Test func signedAssertionGrantsAndClientAuthentication() throws {
+        let config = try ConfigTestSupport.load("""
+            identities:
+              robot: { grant: jwt_bearer, service_account_file: /keys/sa.json, scope: read }
+              svc: { grant: jwt_bearer, key_file: /keys/svc.pem, issuer: svc, token_url: https://idp.example/token }
+              pod:
+                grant: token_exchange
+                subject_token_file: /var/run/secrets/tokens/idp
+                token_url: https://idp.example/token
+                client_id: pod
+                client_auth: private_key_jwt
+                client_key_file: /keys/client.pem
+            """ + "\n" + route("{ header: Authorization, identity: robot }"))
+        let byName = Dictionary(uniqueKeysWithValues: config.identities.map { ($0.name, $0) })
+        #expect(byName["robot"]?.grant == .jwtBearer(.init(key: .serviceAccountFile("/keys/sa.json"))))
+        #expect(byName["robot"]?.tokenURL == nil)
+        #expect(byName["svc"]?.grant == .jwtBearer(.init(key: .pemFile("/keys/svc.pem"), issuer: "svc")))
+        #expect(byName["pod"]?.grant == .tokenExchange(subjectTokenFile: "/var/run/secrets/tokens/idp",
+                                                       subjectTokenType: "urn:ietf:params:oauth:token-type:jwt", requestedTokenType: nil))
+        #expect(byName["pod"]?.clientAuth == .privateKeyJWT)
+        #expect(byName["pod"]?.clientKeyFile == "/keys/client.pem")
+    }
+
+    @Test func assertionGrantProblems() {
+        let problems = ConfigTestSupport.problems("""
+            identities:
+              a: { grant: jwt_bearer, token_url: https://idp.example/token }
+              b: { grant: jwt_bearer, key_file: /k.pem, token_url: https://idp.example/token }
+              c: { grant: client_credentials, token_url: https://idp.example/token, client_id: c, client_auth: private_key_jwt }
+              d: { grant: token_exchange, token_url: https://idp.example/token }
+            """ + "\n" + route("{ header: Authorization, identity: a }"))
+        #expect(problems.contains { $0.path == "identities.a" && $0.message.contains("'key_file' or 'service_account_file'") })
+        #expect(problems.contains { $0.path == "identities.b" && $0.message.contains("'issuer'") })
+        #expect(problems.contains { $0.path == "identities.c" && $0.message.contains("without client_key_file") })
+        #expect(problems.contains { $0.path == "identities.d" && $0.message.contains("'subject_token_file'") })
+    }
+
     @Test func oneIdentityPerRoute() {
         let problems = ConfigTestSupport.problems("""
             identities:

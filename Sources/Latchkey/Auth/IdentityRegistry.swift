@@ -9,13 +9,13 @@ public final class IdentityRegistry: Sendable {
     private let eager: Set<String>
 
     public init(config: Config, credentials: CredentialStore, store: any TokenStore, logger: Logger) throws {
-        let needsClient = config.identities.contains { $0.tokenURL != nil }
-        let client = needsClient ? try AuthHTTPClient() : nil
+        let isStatic: (IdentityConfig) -> Bool = { if case .staticToken = $0.grant { true } else { false } }
+        let client = config.identities.allSatisfy(isStatic) ? nil : try AuthHTTPClient()
         let events = AuthEventLog(logger: logger)
         var identities: [String: Identity] = [:]
         for identity in config.identities {
-            let source: any TokenSource = if let client, let endpoint = identity.tokenURL {
-                OAuthTokenSource(config: identity, endpoint: endpoint, credentials: credentials, client: client)
+            let source: any TokenSource = if let client, !isStatic(identity) {
+                OAuthTokenSource(config: identity, credentials: credentials, client: client)
             } else {
                 StaticTokenSource(identity: identity.name, credentials: credentials)
             }

@@ -9,7 +9,6 @@ import LatchkeyAuth
 /// each request, so a rotated client secret or password file is used from then on.
 struct OAuthTokenSource: TokenSource {
     let config: IdentityConfig
-    let endpoint: String
     let credentials: CredentialStore
     let client: AuthHTTPClient
 
@@ -32,7 +31,7 @@ struct OAuthTokenSource: TokenSource {
 
     func acquire(_ kind: AcquisitionKind, refreshToken: String?, now: Date) async throws(AcquisitionFailure) -> TokenSet {
         let secrets = credentials.snapshot
-        let request = try tokenRequest(kind, refreshToken: refreshToken, secrets: secrets)
+        let request = try tokenRequest(kind, refreshToken: refreshToken, secrets: secrets, now: now)
         do throws(TokenEndpointError) {
             let httpRequest = try request.httpRequest(options: config.idpOptions)
             let response: AuthHTTPResponse
@@ -47,13 +46,17 @@ struct OAuthTokenSource: TokenSource {
         }
     }
 
-    private func tokenRequest(_ kind: AcquisitionKind, refreshToken: String?, secrets: CredentialSnapshot) throws(AcquisitionFailure) -> TokenRequest {
+    private func tokenRequest(
+        _ kind: AcquisitionKind, refreshToken: String?, secrets: CredentialSnapshot, now: Date
+    ) throws(AcquisitionFailure) -> TokenRequest {
         func secret(_ field: String) throws(AcquisitionFailure) -> String {
             guard let value = secrets[IdentityConfig.secretName(identity: config.name, field)] else {
                 throw AcquisitionFailure(.transient, "the \(field) of identity \(config.name) has no value")
             }
             return value
         }
+        // A service-account key names its own token endpoint.
+        var endpoint = config.tokenURL
         let grant: TokenGrant
         switch (kind, config.grant) {
         case (.refresh, _):
@@ -76,15 +79,80 @@ struct OAuthTokenSource: TokenSource {
                 }
             }
             grant = .custom(grantType: grantType, fields: fields)
+        case (.grant, .jwtBearer(let bearer)):
+            let assertion = try signedAssertion(bearer, endpoint: &endpoint, now: now)
+            grant = .jwtBearer(assertion: assertion)
+        case (.grant, .tokenExchange(let file, let tokenType, let requestedType)):
+            // Re-read each time: the kubelet rotates projected tokens in place.
+            let subjectToken: String
+            do {
+                subjectToken = try SecretResolver.resolve(.file(file), environment: [:])
+            } catch {
+                throw AcquisitionFailure(.transient, "cannot read the subject token: \(error.message)")
+            }
+            grant = .tokenExchange(subjectToken: subjectToken, subjectTokenType: tokenType, requestedTokenType: requestedType)
         case (.grant, .staticToken):
             throw AcquisitionFailure(.rejected, "a static token has no token endpoint")
         }
-        let clientAuthentication: ClientAuthentication? = switch config.clientAuth {
-        case .clientSecretBasic: .clientSecretBasic(id: config.clientID ?? "", secret: try secret("client_secret"))
-        case .clientSecretPost: .clientSecretPost(id: config.clientID ?? "", secret: try secret("client_secret"))
-        case .none: config.clientID.map { .none(id: $0) }
-        }
+        guard let endpoint else { throw AcquisitionFailure(.rejected, "identity \(config.name) has no token endpoint") }
+        let clientAuthentication = try clientAuthentication(endpoint: endpoint, secret: secret)
         return TokenRequest(endpoint: endpoint, grant: grant, clientAuthentication: clientAuthentication,
                             scope: config.scope, audience: config.audience, resources: config.resources)
+    }
+
+    private func clientAuthentication(
+        endpoint: String, secret: (String) throws(AcquisitionFailure) -> String
+    ) throws(AcquisitionFailure) -> ClientAuthentication? {
+        let id = config.clientID ?? ""
+        switch config.clientAuth {
+        case .clientSecretBasic: return .clientSecretBasic(id: id, secret: try secret("client_secret"))
+        case .clientSecretPost: return .clientSecretPost(id: id, secret: try secret("client_secret"))
+        case .none: return config.clientID.map { .none(id: $0) }
+        case .privateKeyJWT:
+            let key = try loadKey { () throws(CryptoError) in try SigningKey(pemFile: config.clientKeyFile ?? "") }
+            let keyID = config.clientKeyID
+            return .privateKeyJWT(id: id) {
+                try JWTAssertion.clientAuthentication(clientID: id, tokenEndpoint: endpoint, key: key, keyID: keyID, now: Date())
+            }
+        }
+    }
+
+    /// The RFC 7523 grant assertion. Keys are read at each token request, so a rotated key
+    /// file is picked up without a restart.
+    private func signedAssertion(_ bearer: IdentityConfig.JWTBearer, endpoint: inout String?, now: Date) throws(AcquisitionFailure) -> String {
+        let key: SigningKey
+        var issuer = bearer.issuer ?? config.clientID
+        var keyID = bearer.keyID
+        switch bearer.key {
+        case .pemFile(let path):
+            key = try loadKey { () throws(CryptoError) in try SigningKey(pemFile: path) }
+        case .serviceAccountFile(let path):
+            let account = try loadKey { () throws(CryptoError) in try ServiceAccountKey(contentsOfFile: path) }
+            key = account.signingKey
+            issuer = bearer.issuer ?? account.clientEmail
+            keyID = keyID ?? account.privateKeyID
+            endpoint = endpoint ?? account.tokenURI
+        }
+        guard let issuer, let audience = bearer.audience ?? endpoint else {
+            throw AcquisitionFailure(.rejected, "the assertion of identity \(config.name) has no issuer or audience")
+        }
+        // Google's service accounts name the scope inside the assertion.
+        let extra = config.scope.map { ["scope": $0] } ?? [:]
+        do {
+            return try JWTAssertion.bearerGrant(issuer: issuer, subject: bearer.subject, audience: audience, extraClaims: extra,
+                                                key: key, keyID: keyID, now: now)
+        } catch {
+            throw AcquisitionFailure(.transient, "cannot sign the assertion of identity \(config.name): \(error)")
+        }
+    }
+
+    /// A key that cannot be loaded will not load on a retry either, unless its file is
+    /// fixed: a failure that backs off, like an IdP that is down.
+    private func loadKey<Key>(_ load: () throws(CryptoError) -> Key) throws(AcquisitionFailure) -> Key {
+        do {
+            return try load()
+        } catch {
+            throw AcquisitionFailure(.transient, "cannot load the key of identity \(config.name): \(error)")
+        }
     }
 }

@@ -55,6 +55,20 @@ extension ConfigValidator {
         case "custom":
             used.formUnion([.grant_type, .params])
             grant = validateCustomGrant(raw, at: path)
+        case "jwt_bearer":
+            used.formUnion([.key_file, .service_account_file, .issuer, .subject, .assertion_audience, .key_id])
+            grant = validateJWTBearer(raw, at: path)
+        case "token_exchange":
+            used.formUnion([.subject_token_file, .subject_token_type, .requested_token_type])
+            guard let file = raw.subjectTokenFile else {
+                diagnostics.error(path, "missing key 'subject_token_file'", expected: "the file holding the token to exchange")
+                return nil
+            }
+            let resolved = ConfigSyntax.resolve(file, against: options.baseDirectory)
+            checkReadableFile(resolved, at: path / "subject_token_file")
+            grant = .tokenExchange(subjectTokenFile: resolved,
+                                   subjectTokenType: raw.subjectTokenType ?? "urn:ietf:params:oauth:token-type:jwt",
+                                   requestedTokenType: raw.requestedTokenType)
         default:
             diagnostics.error(path / "grant", "unknown grant\(ConfigSyntax.quoted(grantName))",
                               expected: "one of " + IdentityConfig.grantNames.joined(separator: ", "))
@@ -62,14 +76,18 @@ extension ConfigValidator {
         }
 
         // Keys that belong to other grants are mistakes, not options to ignore.
-        let grantKeys: [RawIdentity.CodingKeys] = [.grant_type, .params, .username, .password, .refresh_token, .token]
+        let grantKeys: [RawIdentity.CodingKeys] = [
+            .grant_type, .params, .username, .password, .refresh_token, .token, .key_file, .service_account_file,
+            .issuer, .subject, .assertion_audience, .key_id, .subject_token_file, .subject_token_type, .requested_token_type,
+        ]
         for key in grantKeys where !used.contains(key) && raw.present.contains(key) {
             diagnostics.error(path / key.stringValue, "not used by the \(grantName) grant", expected: "only the keys of the \(grantName) grant")
         }
 
         var config = IdentityConfig(name: name, grant: grant ?? .clientCredentials)
         if grantName == "static" {
-            for key: RawIdentity.CodingKeys in [.token_url, .client_id, .client_secret, .client_auth, .scope, .audience, .resource] where raw.present.contains(key) {
+            for key: RawIdentity.CodingKeys in [.token_url, .client_id, .client_secret, .client_auth, .client_key_file, .client_key_id, .scope, .audience, .resource]
+            where raw.present.contains(key) {
                 diagnostics.error(path / key.stringValue, "a static token has no token endpoint", expected: "only token (and acquire)")
             }
         } else {
@@ -110,6 +128,29 @@ extension ConfigValidator {
         return .custom(grantType: grantType, parameters: parameters)
     }
 
+    private mutating func validateJWTBearer(_ raw: RawIdentity, at path: ConfigPath) -> IdentityConfig.Grant? {
+        let key: IdentityConfig.JWTBearer.Key
+        switch (raw.keyFile, raw.serviceAccountFile) {
+        case (let file?, nil):
+            key = .pemFile(ConfigSyntax.resolve(file, against: options.baseDirectory))
+            checkReadableFile(ConfigSyntax.resolve(file, against: options.baseDirectory), at: path / "key_file")
+            if raw.issuer == nil, raw.clientID == nil {
+                diagnostics.error(path, "missing key 'issuer'", expected: "the assertion's iss (or a client_id, used by default)")
+            }
+        case (nil, let file?):
+            key = .serviceAccountFile(ConfigSyntax.resolve(file, against: options.baseDirectory))
+            checkReadableFile(ConfigSyntax.resolve(file, against: options.baseDirectory), at: path / "service_account_file")
+        case (nil, nil):
+            diagnostics.error(path, "missing key 'key_file' or 'service_account_file'", expected: "the key that signs the grant's assertion")
+            return nil
+        case (.some, .some):
+            diagnostics.error(path, "both key_file and service_account_file", expected: "one of them")
+            return nil
+        }
+        return .jwtBearer(IdentityConfig.JWTBearer(
+            key: key, issuer: raw.issuer, subject: raw.subject, audience: raw.assertionAudience, keyID: raw.keyID))
+    }
+
     /// Form fields Latchkey sets itself.
     private static let reservedFormFields: Set<String> = ["grant_type", "client_id", "client_secret", "scope", "client_assertion", "client_assertion_type"]
 
@@ -119,7 +160,7 @@ extension ConfigValidator {
                 config.tokenURL = upstream.url
                 config.idpOptions = upstream.options
             }
-        } else {
+        } else if raw.serviceAccountFile == nil {
             diagnostics.error(path, "missing key 'token_url'", expected: "the IdP's token endpoint URL")
         }
         config.clientID = raw.clientID
@@ -136,11 +177,24 @@ extension ConfigValidator {
             method = raw.clientSecret == nil ? .none : .clientSecretBasic
         }
         config.clientAuth = method
-        if method != .none, raw.clientSecret == nil {
+        let usesSecret = method == .clientSecretBasic || method == .clientSecretPost
+        if usesSecret, raw.clientSecret == nil {
             diagnostics.error(path, "client_auth \(method.rawValue) without client_secret", expected: "client_secret, or client_auth: none")
         }
-        if method == .none, raw.clientSecret != nil {
-            diagnostics.error(path / "client_auth", "none, but a client_secret is given", expected: "client_secret_basic or client_secret_post")
+        if !usesSecret, raw.clientSecret != nil {
+            diagnostics.error(path / "client_auth", "\(method.rawValue), but a client_secret is given", expected: "client_secret_basic or client_secret_post")
+        }
+        if method == .privateKeyJWT {
+            if let file = raw.clientKeyFile {
+                config.clientKeyFile = ConfigSyntax.resolve(file, against: options.baseDirectory)
+                checkReadableFile(config.clientKeyFile!, at: path / "client_key_file")
+                config.clientKeyID = raw.clientKeyID
+            } else {
+                diagnostics.error(path, "client_auth private_key_jwt without client_key_file", expected: "the PEM key that signs the client assertions")
+            }
+        } else if raw.clientKeyFile != nil || raw.clientKeyID != nil {
+            diagnostics.error(path / (raw.clientKeyFile != nil ? "client_key_file" : "client_key_id"), "only used by client_auth: private_key_jwt",
+                              expected: "client_auth: private_key_jwt, or no client key")
         }
         if method != .none || raw.grant == "client_credentials", raw.clientID == nil {
             diagnostics.error(path, "missing key 'client_id'", expected: "the client's id at the IdP")

@@ -13,12 +13,43 @@ public struct IdentityConfig: Sendable, Equatable {
         case refreshToken(SecretSource)
         /// Any other grant_type with its own form fields (Podio's `app`).
         case custom(grantType: String, parameters: [GrantParameter])
+        /// RFC 7523: a JWT signed with the identity's own key is the grant.
+        case jwtBearer(JWTBearer)
+        /// RFC 8693: a token read from a file (a Kubernetes projected token, rotated by the
+        /// kubelet) is traded for one for the upstream.
+        case tokenExchange(subjectTokenFile: String, subjectTokenType: String, requestedTokenType: String?)
+    }
+
+    public struct JWTBearer: Sendable, Equatable {
+        public enum Key: Sendable, Equatable {
+            /// A PEM private key (RSA for RS256, P-256 for ES256).
+            case pemFile(String)
+            /// A Google-style service-account key: key, email and token endpoint in one.
+            case serviceAccountFile(String)
+        }
+
+        public var key: Key
+        /// `iss`; default the service account's email, else the client id.
+        public var issuer: String?
+        public var subject: String?
+        /// `aud`; default the token endpoint.
+        public var audience: String?
+        public var keyID: String?
+
+        public init(key: Key, issuer: String? = nil, subject: String? = nil, audience: String? = nil, keyID: String? = nil) {
+            self.key = key
+            self.issuer = issuer
+            self.subject = subject
+            self.audience = audience
+            self.keyID = keyID
+        }
     }
 
     /// How the client authenticates to the token endpoint (RFC 6749 §2.3, OIDC Core §9).
     public enum ClientAuthMethod: String, Sendable, Equatable, CaseIterable {
         case clientSecretBasic = "client_secret_basic"
         case clientSecretPost = "client_secret_post"
+        case privateKeyJWT = "private_key_jwt"
         case none
     }
 
@@ -41,6 +72,9 @@ public struct IdentityConfig: Sendable, Equatable {
     public var clientID: String?
     public var clientAuth: ClientAuthMethod
     public var clientSecret: SecretSource?
+    /// The PEM key `private_key_jwt` signs its client assertions with, and its `kid`.
+    public var clientKeyFile: String?
+    public var clientKeyID: String?
     public var scope: String?
     public var audience: String?
     public var resources: [String]
@@ -69,7 +103,7 @@ public struct IdentityConfig: Sendable, Equatable {
     }
 
     /// The grants a `grant:` key may name.
-    static let grantNames = ["static", "password", "client_credentials", "refresh_token", "custom"]
+    static let grantNames = ["static", "password", "client_credentials", "refresh_token", "custom", "jwt_bearer", "token_exchange"]
 }
 
 extension IdentityConfig {
@@ -96,7 +130,7 @@ extension IdentityConfig {
             for parameter in parameters {
                 if case .secret(let source) = parameter.value { add("param:" + parameter.name, source, at: "params.\(parameter.name)") }
             }
-        case .clientCredentials: break
+        case .clientCredentials, .jwtBearer, .tokenExchange: break
         }
         return entries
     }

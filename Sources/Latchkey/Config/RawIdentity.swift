@@ -4,6 +4,9 @@ struct RawIdentity: Decodable {
         case grant, grant_type, params, token_url, client_id, client_secret, client_auth
         case username, password, refresh_token, token, scope, audience, resource
         case acquire, clock_skew, refresh_ahead
+        case key_file, service_account_file, issuer, subject, assertion_audience, key_id
+        case subject_token_file, subject_token_type, requested_token_type
+        case client_key_file, client_key_id
     }
 
     var grant: String?
@@ -24,6 +27,17 @@ struct RawIdentity: Decodable {
     var acquire: String?
     var clockSkew: RawDuration?
     var refreshAhead: RawDuration?
+    var keyFile: String?
+    var serviceAccountFile: String?
+    var issuer: String?
+    var subject: String?
+    var assertionAudience: String?
+    var keyID: String?
+    var subjectTokenFile: String?
+    var subjectTokenType: String?
+    var requestedTokenType: String?
+    var clientKeyFile: String?
+    var clientKeyID: String?
     /// The keys the document gave, to report those the chosen grant does not use.
     var present: Set<CodingKeys>
 
@@ -46,6 +60,17 @@ struct RawIdentity: Decodable {
         acquire = f(.acquire)
         clockSkew = f(.clock_skew)
         refreshAhead = f(.refresh_ahead)
+        keyFile = f(.key_file)
+        serviceAccountFile = f(.service_account_file)
+        issuer = f(.issuer)
+        subject = f(.subject)
+        assertionAudience = f(.assertion_audience)
+        keyID = f(.key_id)
+        subjectTokenFile = f(.subject_token_file)
+        subjectTokenType = f(.subject_token_type)
+        requestedTokenType = f(.requested_token_type)
+        clientKeyFile = f(.client_key_file)
+        clientKeyID = f(.client_key_id)
         present = Set(CodingKeys.allCases.filter(f.contains))
     }
 }
