@@ -8,7 +8,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from support import config, free_port
+from support import config, free_port, wait_until
 
 
 def identity_route(name: str = "idp", template: str = "Bearer {access_token}", **route) -> dict:
@@ -178,4 +178,17 @@ def test_unreachable_idp_answers_503_with_retry_after_and_backs_off(latchkey, id
     for _ in range(5):
         assert proxy.get("/x").status == 503
     assert proxy.log().count("event=failed") == 1
+    assert idp.password not in proxy.log()
+
+
+def test_auth_events_are_logged_and_run_the_hook(latchkey, idp, tmp_path):
+    events = tmp_path / "events"
+    hook = ["/bin/sh", "-c", f'echo "$LATCHKEY_IDENTITY $LATCHKEY_EVENT" >> {events}']
+    proxy = serve(latchkey, idp, password_identity(idp, hook=hook))
+    assert proxy.get("/1").status == 200
+    idp.revoke_refresh_tokens()
+    assert proxy.get("/2").status == 200  # refresh refused, then a new password grant
+    assert wait_until(lambda: events.exists() and events.read_text().count("\n") >= 3)
+    assert events.read_text().splitlines() == ["idp acquired", "idp failed", "idp acquired"]
+    assert "auth state changed event=acquired identity=idp" in proxy.log()
     assert idp.password not in proxy.log()

@@ -11,7 +11,7 @@ public final class IdentityRegistry: Sendable {
     public init(config: Config, credentials: CredentialStore, store: any TokenStore, logger: Logger) throws {
         let isStatic: (IdentityConfig) -> Bool = { if case .staticToken = $0.grant { true } else { false } }
         let client = config.identities.allSatisfy(isStatic) ? nil : try AuthHTTPClient()
-        let events = AuthEventLog(logger: logger)
+        let log = AuthEventLog(logger: logger)
         var identities: [String: Identity] = [:]
         for identity in config.identities {
             let source: any TokenSource = if let client, !isStatic(identity) {
@@ -19,6 +19,8 @@ public final class IdentityRegistry: Sendable {
             } else {
                 StaticTokenSource(identity: identity.name, credentials: credentials)
             }
+            let events: any AuthEventSink = identity.hook.isEmpty
+                ? log : AuthEventFanOut(sinks: [log, AuthEventHook(command: identity.hook, logger: logger)])
             identities[identity.name] = Identity(
                 name: identity.name, source: source, store: store, events: events,
                 initialToken: OAuthTokenSource.seed(identity, credentials: credentials), timing: identity.timing)

@@ -101,6 +101,12 @@ extension ConfigValidator {
         case "eager": config.acquireEagerly = true
         default: diagnostics.error(path / "acquire", "unknown value", expected: "lazy (on the first request that needs it) or eager (at start)")
         }
+        if let hook = raw.hook {
+            config.hook = hook.decoded.map(\.element)
+            if config.hook.first.map({ !$0.hasPrefix("/") }) ?? true {
+                diagnostics.error(path / "hook", "not an absolute command", expected: "a list: an absolute program path, then its arguments")
+            }
+        }
         if let skew = raw.clockSkew?.value { config.timing.clockSkew = skew }
         if let ahead = raw.refreshAhead?.value { config.timing.refreshAhead = ahead }
         return grant == nil ? nil : config

@@ -81,6 +81,9 @@ public struct IdentityConfig: Sendable, Equatable {
     /// Acquire at start rather than on the first request that needs the identity.
     public var acquireEagerly: Bool
     public var timing: TokenTiming
+    /// A command run on each auth-state change, with the identity and the event in its
+    /// environment (never a token, and nothing secret in its arguments).
+    public var hook: [String]
 
     public init(
         name: String, grant: Grant, tokenURL: String? = nil, idpOptions: UpstreamOptions = .init(),
@@ -100,6 +103,7 @@ public struct IdentityConfig: Sendable, Equatable {
         self.resources = resources
         self.acquireEagerly = acquireEagerly
         self.timing = timing
+        self.hook = []
     }
 
     /// The grants a `grant:` key may name.

@@ -6,7 +6,7 @@ struct RawIdentity: Decodable {
         case acquire, clock_skew, refresh_ahead
         case key_file, service_account_file, issuer, subject, assertion_audience, key_id
         case subject_token_file, subject_token_type, requested_token_type
-        case client_key_file, client_key_id
+        case client_key_file, client_key_id, hook
     }
 
     var grant: String?
@@ -38,6 +38,7 @@ struct RawIdentity: Decodable {
     var requestedTokenType: String?
     var clientKeyFile: String?
     var clientKeyID: String?
+    var hook: LenientList<String>?
     /// The keys the document gave, to report those the chosen grant does not use.
     var present: Set<CodingKeys>
 
@@ -71,6 +72,7 @@ struct RawIdentity: Decodable {
         requestedTokenType = f(.requested_token_type)
         clientKeyFile = f(.client_key_file)
         clientKeyID = f(.client_key_id)
+        hook = f(.hook)
         present = Set(CodingKeys.allCases.filter(f.contains))
     }
 }
