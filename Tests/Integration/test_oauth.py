@@ -8,6 +8,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from canned_server import CannedServer
 from support import config, free_port, wait_until
 
 
@@ -191,4 +192,21 @@ def test_auth_events_are_logged_and_run_the_hook(latchkey, idp, tmp_path):
     assert wait_until(lambda: events.exists() and events.read_text().count("\n") >= 3)
     assert events.read_text().splitlines() == ["idp acquired", "idp failed", "idp acquired"]
     assert "auth state changed event=acquired identity=idp" in proxy.log()
+    assert idp.password not in proxy.log()
+
+
+def html_error_page(head, conn):
+    page = b"<html><body><h1>502 Bad Gateway</h1>secret-looking-reflection</body></html>"
+    conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\r\nContent-Length: %d\r\n"
+                 b"Connection: close\r\n\r\n%s" % (len(page), page))
+
+
+def test_an_idp_answering_html_is_a_clear_error_without_its_body(latchkey, idp):
+    broken = CannedServer(html_error_page)
+    proxy = serve(latchkey, idp, password_identity(idp, token_url=broken.url + "/o/token/"))
+    r = proxy.get("/x")
+    assert r.status == 503, r
+    message = r.json()["message"]
+    assert "HTTP 502 with text/html" in message, message
+    assert "secret-looking-reflection" not in r.body.decode() + proxy.log()
     assert idp.password not in proxy.log()
