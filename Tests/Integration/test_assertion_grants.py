@@ -70,7 +70,7 @@ def test_jwt_bearer_grant_from_a_pem_key(latchkey, keys, emulation):
     key_path, public = keys("ec")
     server = emulation(public)
     proxy = serve(latchkey, server, {"grant": "jwt_bearer", "token_url": server.token_url, "key_file": str(key_path),
-                                     "issuer": "svc", "subject": "user-7"})
+                                     "assertion_issuer": "svc", "subject": "user-7"})
     r = proxy.get("/who")
     assert r.status == 200, r
     assert r.json()["subject"] == {"sub": "user-7"}
@@ -108,7 +108,7 @@ def test_an_unreadable_key_is_a_clear_503_without_key_material(latchkey, keys, e
     key_path, public = keys("rsa")
     server = emulation(public)
     proxy = serve(latchkey, server, {"grant": "jwt_bearer", "token_url": server.token_url, "key_file": str(key_path),
-                                     "issuer": "svc"})
+                                     "assertion_issuer": "svc"})
     key_path.write_text("-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n")
     r = proxy.get("/who")
     assert r.status == 503, r

@@ -210,3 +210,13 @@ def test_an_idp_answering_html_is_a_clear_error_without_its_body(latchkey, idp):
     assert "HTTP 502 with text/html" in message, message
     assert "secret-looking-reflection" not in r.body.decode() + proxy.log()
     assert idp.password not in proxy.log()
+
+
+def test_token_endpoint_discovered_from_the_issuer(latchkey, idp):
+    identity = password_identity(idp)
+    del identity["token_url"]
+    identity["issuer"] = idp.url
+    proxy = serve(latchkey, idp, identity)
+    r = proxy.get("/x")
+    assert r.status == 200, r
+    assert idp.token_requests("password") == 1

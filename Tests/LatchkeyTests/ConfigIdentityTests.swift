@@ -90,7 +90,7 @@ struct ConfigIdentityTests {
         let config = try ConfigTestSupport.load("""
             identities:
               robot: { grant: jwt_bearer, service_account_file: /keys/sa.json, scope: read }
-              svc: { grant: jwt_bearer, key_file: /keys/svc.pem, issuer: svc, token_url: https://idp.example/token }
+              svc: { grant: jwt_bearer, key_file: /keys/svc.pem, assertion_issuer: svc, token_url: https://idp.example/token }
               pod:
                 grant: token_exchange
                 subject_token_file: /var/run/secrets/tokens/idp
@@ -118,7 +118,7 @@ struct ConfigIdentityTests {
               d: { grant: token_exchange, token_url: https://idp.example/token }
             """ + "\n" + route("{ header: Authorization, identity: a }"))
         #expect(problems.contains { $0.path == "identities.a" && $0.message.contains("'key_file' or 'service_account_file'") })
-        #expect(problems.contains { $0.path == "identities.b" && $0.message.contains("'issuer'") })
+        #expect(problems.contains { $0.path == "identities.b" && $0.message.contains("'assertion_issuer'") })
         #expect(problems.contains { $0.path == "identities.c" && $0.message.contains("without client_key_file") })
         #expect(problems.contains { $0.path == "identities.d" && $0.message.contains("'subject_token_file'") })
     }

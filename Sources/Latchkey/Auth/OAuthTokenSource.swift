@@ -4,13 +4,22 @@ import FoundationEssentials
 import Foundation
 #endif
 import LatchkeyAuth
+import Synchronization
 
 /// An identity's token endpoint and grant. Secrets are read from the credential store at
 /// each request, so a rotated client secret or password file is used from then on.
-struct OAuthTokenSource: TokenSource {
+final class OAuthTokenSource: TokenSource {
     let config: IdentityConfig
     let credentials: CredentialStore
     let client: AuthHTTPClient
+    /// The token endpoint found through `config.issuer`, once found.
+    private let discovered = Mutex<String?>(nil)
+
+    init(config: IdentityConfig, credentials: CredentialStore, client: AuthHTTPClient) {
+        self.config = config
+        self.credentials = credentials
+        self.client = client
+    }
 
     /// Every grant here can run again without a person, except a seeded refresh token.
     var canGrant: Bool {
@@ -31,23 +40,35 @@ struct OAuthTokenSource: TokenSource {
 
     func acquire(_ kind: AcquisitionKind, refreshToken: String?, now: Date) async throws(AcquisitionFailure) -> TokenSet {
         let secrets = credentials.snapshot
-        let request = try tokenRequest(kind, refreshToken: refreshToken, secrets: secrets, now: now)
-        do throws(TokenEndpointError) {
-            let httpRequest = try request.httpRequest(options: config.idpOptions)
-            let response: AuthHTTPResponse
-            do {
-                response = try await client.send(httpRequest)
-            } catch {
-                throw TokenEndpointError.transport(error)
-            }
-            return try TokenResponse.parse(response, now: now).tokenSet(obtainedAt: now)
+        let discovered = try await discoveredTokenEndpoint(now: now)
+        let request = try tokenRequest(kind, refreshToken: refreshToken, secrets: secrets, endpoint: discovered, now: now)
+        do {
+            return try await requestToken(request, client: client, options: config.idpOptions, now: now)
         } catch {
             throw AcquisitionFailure(error.isInvalidGrant ? .rejected : .transient, error.message, retryAfter: error.retryAfter)
         }
     }
 
+    /// The token endpoint from the issuer's metadata, fetched once and kept; nil when the
+    /// identity names its endpoint itself.
+    private func discoveredTokenEndpoint(now: Date) async throws(AcquisitionFailure) -> String? {
+        guard config.tokenURL == nil, let issuer = config.issuer else { return nil }
+        if let known = discovered.withLock({ $0 }) { return known }
+        let document: DiscoveryDocument
+        do {
+            document = try await fetchDiscoveryDocument(issuer: issuer, client: client, options: config.idpOptions, now: now)
+        } catch {
+            throw AcquisitionFailure(.transient, "cannot discover the endpoints of \(issuer): \(error.message)", retryAfter: error.retryAfter)
+        }
+        guard let endpoint = document.tokenEndpoint else {
+            throw AcquisitionFailure(.transient, "the metadata of \(issuer) names no token_endpoint")
+        }
+        discovered.withLock { $0 = endpoint }
+        return endpoint
+    }
+
     private func tokenRequest(
-        _ kind: AcquisitionKind, refreshToken: String?, secrets: CredentialSnapshot, now: Date
+        _ kind: AcquisitionKind, refreshToken: String?, secrets: CredentialSnapshot, endpoint discovered: String?, now: Date
     ) throws(AcquisitionFailure) -> TokenRequest {
         func secret(_ field: String) throws(AcquisitionFailure) -> String {
             guard let value = secrets[IdentityConfig.secretName(identity: config.name, field)] else {
@@ -56,7 +77,7 @@ struct OAuthTokenSource: TokenSource {
             return value
         }
         // A service-account key names its own token endpoint.
-        var endpoint = config.tokenURL
+        var endpoint = config.tokenURL ?? discovered
         let grant: TokenGrant
         switch (kind, config.grant) {
         case (.refresh, _):

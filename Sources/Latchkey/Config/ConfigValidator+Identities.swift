@@ -56,7 +56,7 @@ extension ConfigValidator {
             used.formUnion([.grant_type, .params])
             grant = validateCustomGrant(raw, at: path)
         case "jwt_bearer":
-            used.formUnion([.key_file, .service_account_file, .issuer, .subject, .assertion_audience, .key_id])
+            used.formUnion([.key_file, .service_account_file, .assertion_issuer, .subject, .assertion_audience, .key_id])
             grant = validateJWTBearer(raw, at: path)
         case "token_exchange":
             used.formUnion([.subject_token_file, .subject_token_type, .requested_token_type])
@@ -78,7 +78,7 @@ extension ConfigValidator {
         // Keys that belong to other grants are mistakes, not options to ignore.
         let grantKeys: [RawIdentity.CodingKeys] = [
             .grant_type, .params, .username, .password, .refresh_token, .token, .key_file, .service_account_file,
-            .issuer, .subject, .assertion_audience, .key_id, .subject_token_file, .subject_token_type, .requested_token_type,
+            .assertion_issuer, .subject, .assertion_audience, .key_id, .subject_token_file, .subject_token_type, .requested_token_type,
         ]
         for key in grantKeys where !used.contains(key) && raw.present.contains(key) {
             diagnostics.error(path / key.stringValue, "not used by the \(grantName) grant", expected: "only the keys of the \(grantName) grant")
@@ -86,7 +86,7 @@ extension ConfigValidator {
 
         var config = IdentityConfig(name: name, grant: grant ?? .clientCredentials)
         if grantName == "static" {
-            for key: RawIdentity.CodingKeys in [.token_url, .client_id, .client_secret, .client_auth, .client_key_file, .client_key_id, .scope, .audience, .resource]
+            for key: RawIdentity.CodingKeys in [.token_url, .issuer, .client_id, .client_secret, .client_auth, .client_key_file, .client_key_id, .scope, .audience, .resource]
             where raw.present.contains(key) {
                 diagnostics.error(path / key.stringValue, "a static token has no token endpoint", expected: "only token (and acquire)")
             }
@@ -140,8 +140,8 @@ extension ConfigValidator {
         case (let file?, nil):
             key = .pemFile(ConfigSyntax.resolve(file, against: options.baseDirectory))
             checkReadableFile(ConfigSyntax.resolve(file, against: options.baseDirectory), at: path / "key_file")
-            if raw.issuer == nil, raw.clientID == nil {
-                diagnostics.error(path, "missing key 'issuer'", expected: "the assertion's iss (or a client_id, used by default)")
+            if raw.assertionIssuer == nil, raw.clientID == nil {
+                diagnostics.error(path, "missing key 'assertion_issuer'", expected: "the assertion's iss (or a client_id, used by default)")
             }
         case (nil, let file?):
             key = .serviceAccountFile(ConfigSyntax.resolve(file, against: options.baseDirectory))
@@ -154,20 +154,30 @@ extension ConfigValidator {
             return nil
         }
         return .jwtBearer(IdentityConfig.JWTBearer(
-            key: key, issuer: raw.issuer, subject: raw.subject, audience: raw.assertionAudience, keyID: raw.keyID))
+            key: key, issuer: raw.assertionIssuer, subject: raw.subject, audience: raw.assertionAudience, keyID: raw.keyID))
     }
 
     /// Form fields Latchkey sets itself.
     private static let reservedFormFields: Set<String> = ["grant_type", "client_id", "client_secret", "scope", "client_assertion", "client_assertion_type"]
 
     private mutating func validateTokenEndpoint(_ raw: RawIdentity, into config: inout IdentityConfig, at path: ConfigPath) {
-        if let endpoint = raw.tokenURL {
+        switch (raw.tokenURL, raw.issuer) {
+        case (let endpoint?, nil):
             if let upstream = validateUpstream(endpoint, at: path / "token_url") {
                 config.tokenURL = upstream.url
                 config.idpOptions = upstream.options
             }
-        } else if raw.serviceAccountFile == nil {
-            diagnostics.error(path, "missing key 'token_url'", expected: "the IdP's token endpoint URL")
+        case (nil, let issuer?):
+            if let upstream = validateUpstream(issuer, at: path / "issuer") {
+                config.issuer = upstream.url
+                config.idpOptions = upstream.options
+            }
+        case (nil, nil):
+            if raw.serviceAccountFile == nil {
+                diagnostics.error(path, "missing key 'token_url' or 'issuer'", expected: "the IdP's token endpoint URL, or its issuer URL for discovery")
+            }
+        case (.some, .some):
+            diagnostics.error(path, "both token_url and issuer", expected: "token_url, or issuer to discover it")
         }
         config.clientID = raw.clientID
         if let rawSecret = raw.clientSecret { config.clientSecret = secretSource(rawSecret, at: path / "client_secret") }

@@ -65,8 +65,11 @@ public struct IdentityConfig: Sendable, Equatable {
 
     public var name: String
     public var grant: Grant
-    /// The token endpoint; nil only for static tokens.
+    /// The token endpoint; nil for static tokens, for service-account keys (which name
+    /// theirs) and when `issuer` is given.
     public var tokenURL: String?
+    /// Discover the endpoints from this issuer's metadata (RFC 8414 / OpenID Connect).
+    public var issuer: String?
     /// TLS, proxy and timeouts for every request to the IdP.
     public var idpOptions: UpstreamOptions
     public var clientID: String?
@@ -94,6 +97,7 @@ public struct IdentityConfig: Sendable, Equatable {
         self.name = name
         self.grant = grant
         self.tokenURL = tokenURL
+        self.issuer = nil
         self.idpOptions = idpOptions
         self.clientID = clientID
         self.clientAuth = clientAuth

@@ -4,9 +4,9 @@ struct RawIdentity: Decodable {
         case grant, grant_type, params, token_url, client_id, client_secret, client_auth
         case username, password, refresh_token, token, scope, audience, resource
         case acquire, clock_skew, refresh_ahead
-        case key_file, service_account_file, issuer, subject, assertion_audience, key_id
+        case key_file, service_account_file, assertion_issuer, subject, assertion_audience, key_id
         case subject_token_file, subject_token_type, requested_token_type
-        case client_key_file, client_key_id, hook
+        case client_key_file, client_key_id, hook, issuer
     }
 
     var grant: String?
@@ -29,7 +29,7 @@ struct RawIdentity: Decodable {
     var refreshAhead: RawDuration?
     var keyFile: String?
     var serviceAccountFile: String?
-    var issuer: String?
+    var assertionIssuer: String?
     var subject: String?
     var assertionAudience: String?
     var keyID: String?
@@ -39,6 +39,8 @@ struct RawIdentity: Decodable {
     var clientKeyFile: String?
     var clientKeyID: String?
     var hook: LenientList<String>?
+    /// The IdP's issuer URL, whose discovery document names the endpoints (RFC 8414 / OIDC).
+    var issuer: RawUpstream?
     /// The keys the document gave, to report those the chosen grant does not use.
     var present: Set<CodingKeys>
 
@@ -63,7 +65,7 @@ struct RawIdentity: Decodable {
         refreshAhead = f(.refresh_ahead)
         keyFile = f(.key_file)
         serviceAccountFile = f(.service_account_file)
-        issuer = f(.issuer)
+        assertionIssuer = f(.assertion_issuer)
         subject = f(.subject)
         assertionAudience = f(.assertion_audience)
         keyID = f(.key_id)
@@ -73,6 +75,7 @@ struct RawIdentity: Decodable {
         clientKeyFile = f(.client_key_file)
         clientKeyID = f(.client_key_id)
         hook = f(.hook)
+        issuer = f(.issuer)
         present = Set(CodingKeys.allCases.filter(f.contains))
     }
 }
