@@ -81,7 +81,7 @@ struct ConfigValidationTests {
         #expect(problems.map(\.path) == ["routes[0].listeners[1]", "routes[0].inject[0].credential", "routes[0].inject[1]"])
         #expect(problems[0].expected == "one of main")
         #expect(problems[1].message.contains("did you mean 'github'"))
-        #expect(problems[2].message == "missing key 'credential'")
+        #expect(problems[2].message == "missing key 'credential' or 'identity'")
     }
 
     @Test func routeNamesAreUniqueAndMatchesUnambiguous() {
