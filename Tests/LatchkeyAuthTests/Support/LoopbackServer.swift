@@ -60,6 +60,8 @@ final class LoopbackServer: Sendable {
                 let client = accept(fd, nil, nil)
                 if client < 0 {
                     if errno == EINTR { continue }
+                    // Stopped: only now is the fd number free for reuse.
+                    close(fd)
                     return
                 }
                 Thread {
@@ -80,8 +82,10 @@ final class LoopbackServer: Sendable {
         }.start()
     }
 
-    /// Stops accepting (wakes the blocked accept). Idempotent: a second close(2) could hit
-    /// an fd number reused since.
+    /// Stops accepting: shutdown(2) refuses new connections and wakes the blocked accept,
+    /// whose thread then closes the fd. Closing it here instead would let a later server
+    /// reuse the number while that thread could still call accept on it, and serve the
+    /// later server's connections with this one's answers.
     func stop() {
         let first = shared.state.withLock { state in
             defer { state.stopped = true }
@@ -89,7 +93,6 @@ final class LoopbackServer: Sendable {
         }
         guard first else { return }
         shutdown(listenFD, Int32(SHUT_RDWR))
-        close(listenFD)
     }
 
     deinit { stop() }
