@@ -60,7 +60,7 @@ let package = Package(
         .testTarget(name: "LatchkeyLoopTests", dependencies: ["LatchkeyLoop"]),
         .testTarget(name: "LatchkeyServerTests", dependencies: ["LatchkeyServer", "LatchkeyHTTP", "LatchkeyLoop"]),
         .testTarget(name: "LatchkeyUpstreamTests", dependencies: ["LatchkeyUpstream", "LatchkeyHTTP", "LatchkeyLoop", "CCurlShims"]),
-        .testTarget(name: "LatchkeyAuthTests", dependencies: ["LatchkeyAuth", "COpenSSL"]),
+        .testTarget(name: "LatchkeyAuthTests", dependencies: ["LatchkeyAuth", "LatchkeyHTTP", "LatchkeyUpstream", "COpenSSL"]),
         .testTarget(name: "LatchkeyTests", dependencies: ["Latchkey"]),
     ],
     swiftLanguageModes: [.v6]

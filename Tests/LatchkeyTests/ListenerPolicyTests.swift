@@ -1,3 +1,4 @@
+import LatchkeyAuth
 import LatchkeyHTTP
 import LatchkeyServer
 import Testing

@@ -50,7 +50,7 @@ public struct AuthorizationRequest: Sendable {
         let parameters = FormEncoding.decode(query)
         func value(_ name: String) -> String? { parameters.first { $0.0 == name }?.1 }
 
-        guard let returnedState = value("state"), Self.constantTimeEquals(returnedState, state) else {
+        guard let returnedState = value("state"), constantTimeEquals(returnedState, state) else {
             throw .stateMismatch
         }
         if let error = value("error") {
@@ -58,17 +58,6 @@ public struct AuthorizationRequest: Sendable {
         }
         guard let code = value("code"), !code.isEmpty else { throw .missingCode }
         return code
-    }
-
-    /// Compares in time that depends on the lengths only, so that timing does not tell
-    /// how much of a guessed state was right.
-    private static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        var difference = UInt8(x.count == y.count ? 0 : 1)
-        for i in 0..<max(x.count, y.count) {
-            difference |= (i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0)
-        }
-        return difference == 0
     }
 }
 

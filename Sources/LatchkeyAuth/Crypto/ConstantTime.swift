@@ -1,0 +1,10 @@
+/// Compares secrets (a shared secret header, an OAuth `state`) in time that depends on the
+/// lengths only, so that timing does not tell how much of a guess was right.
+public func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+    let x = Array(a.utf8), y = Array(b.utf8)
+    var difference = UInt8(x.count == y.count ? 0 : 1)
+    for i in 0..<max(x.count, y.count) {
+        difference |= (i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0)
+    }
+    return difference == 0
+}
