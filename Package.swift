@@ -56,11 +56,13 @@ let package = Package(
             ]
         ),
 
+        // The hand-written socket peers that several test targets share.
+        .target(name: "LatchkeyTestSupport", path: "Tests/Support"),
         .testTarget(name: "LatchkeyHTTPTests", dependencies: ["LatchkeyHTTP"]),
         .testTarget(name: "LatchkeyLoopTests", dependencies: ["LatchkeyLoop"]),
         .testTarget(name: "LatchkeyServerTests", dependencies: ["LatchkeyServer", "LatchkeyHTTP", "LatchkeyLoop"]),
-        .testTarget(name: "LatchkeyUpstreamTests", dependencies: ["LatchkeyUpstream", "LatchkeyHTTP", "LatchkeyLoop", "CCurlShims"]),
-        .testTarget(name: "LatchkeyAuthTests", dependencies: ["LatchkeyAuth", "LatchkeyHTTP", "LatchkeyUpstream", "COpenSSL"]),
+        .testTarget(name: "LatchkeyUpstreamTests", dependencies: ["LatchkeyUpstream", "LatchkeyHTTP", "LatchkeyLoop", "CCurlShims", "LatchkeyTestSupport"]),
+        .testTarget(name: "LatchkeyAuthTests", dependencies: ["LatchkeyAuth", "LatchkeyHTTP", "LatchkeyUpstream", "COpenSSL", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeyTests", dependencies: ["Latchkey"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -138,15 +139,18 @@ struct ServerRequest: Sendable {
 /// One accepted connection, used from its own thread only.
 private final class ServerConnection {
     let fd: Int32
-    private var buffer: [UInt8] = []
+    private var stream: SocketStream
 
-    init(fd: Int32) { self.fd = fd }
+    init(fd: Int32) {
+        self.fd = fd
+        stream = SocketStream(fd: fd)
+    }
 
     /// The next request (head, then a Content-Length body); nil at EOF.
     func readRequest() -> ServerRequest? {
-        guard let headEnd = find([13, 10, 13, 10]) else { return nil }
-        let lines = String(decoding: buffer[..<headEnd], as: UTF8.self).components(separatedBy: "\r\n")
-        buffer.removeFirst(headEnd + 4)
+        guard let headEnd = stream.readUntil([13, 10, 13, 10]) else { return nil }
+        let lines = String(decoding: stream.buffer[..<headEnd], as: UTF8.self).components(separatedBy: "\r\n")
+        stream.buffer.removeFirst(headEnd + 4)
         let requestLine = lines[0].split(separator: " ")
         let fields = lines.dropFirst().map { line -> (name: String, value: String) in
             let colon = line.firstIndex(of: ":") ?? line.endIndex
@@ -158,51 +162,17 @@ private final class ServerConnection {
             fields: fields, body: []
         )
         let length = request.field("Content-Length").flatMap { Int($0) } ?? 0
-        while buffer.count < length {
-            guard readMore() else { return nil }
-        }
-        request.body = Array(buffer[..<length])
-        buffer.removeFirst(length)
+        guard stream.readAtLeast(length) else { return nil }
+        request.body = Array(stream.buffer[..<length])
+        stream.buffer.removeFirst(length)
         return request
     }
 
     func write(_ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return }
-            offset += n
-        }
+        stream.write(bytes)
     }
 
     func waitForClose() {
-        while readMore() {}
-    }
-
-    private func readMore() -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = read(fd, &chunk, chunk.count)
-            if n > 0 {
-                buffer += chunk[..<n]
-                return true
-            }
-            if n < 0 && errno == EINTR { continue }
-            return false
-        }
-    }
-
-    private func find(_ marker: [UInt8]) -> Int? {
-        var from = 0
-        while true {
-            if buffer.count >= marker.count {
-                for i in from...(buffer.count - marker.count) where buffer[i..<(i + marker.count)].elementsEqual(marker) {
-                    return i
-                }
-                from = buffer.count - marker.count + 1
-            }
-            guard readMore() else { return nil }
-        }
+        while stream.readMore() {}
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -99,16 +100,19 @@ struct ReceivedRequest: Sendable {
 /// One accepted connection, used from its own thread only.
 final class TestConnection: @unchecked Sendable {
     let fd: Int32
-    private var buffer: [UInt8] = []
+    private var stream: SocketStream
     private var closed = false
 
-    init(fd: Int32) { self.fd = fd }
+    init(fd: Int32) {
+        self.fd = fd
+        stream = SocketStream(fd: fd)
+    }
 
     /// Reads one request (head, then a Content-Length or chunked body). nil at EOF.
     func readRequest(headMethodHasNoBody: Bool = true) -> ReceivedRequest? {
-        guard let headEnd = readUntil([13, 10, 13, 10]) else { return nil }
-        let headBytes = Array(buffer[..<headEnd])
-        buffer.removeFirst(headEnd + 4)
+        guard let headEnd = stream.readUntil([13, 10, 13, 10]) else { return nil }
+        let headBytes = Array(stream.buffer[..<headEnd])
+        stream.buffer.removeFirst(headEnd + 4)
         let head = String(decoding: headBytes, as: UTF8.self)
         var lines = head.components(separatedBy: "\r\n")
         let requestLine = lines.removeFirst()
@@ -120,26 +124,26 @@ final class TestConnection: @unchecked Sendable {
         var request = ReceivedRequest(head: head, requestLine: requestLine, fields: fields, body: [])
         if request.values("transfer-encoding").first?.lowercased() == "chunked" {
             while true {
-                guard let lineEnd = readUntil([13, 10]) else { return nil }
-                let sizeLine = String(decoding: buffer[..<lineEnd], as: UTF8.self)
-                buffer.removeFirst(lineEnd + 2)
+                guard let lineEnd = stream.readUntil([13, 10]) else { return nil }
+                let sizeLine = String(decoding: stream.buffer[..<lineEnd], as: UTF8.self)
+                stream.buffer.removeFirst(lineEnd + 2)
                 let size = Int(sizeLine.split(separator: ";").first ?? "", radix: 16) ?? 0
                 if size == 0 {
                     // Trailers until the empty line.
-                    while let end = readUntil([13, 10]) {
-                        buffer.removeFirst(end + 2)
+                    while let end = stream.readUntil([13, 10]) {
+                        stream.buffer.removeFirst(end + 2)
                         if end == 0 { break }
                     }
                     break
                 }
-                guard readAtLeast(size + 2) else { return nil }
-                request.body += buffer[..<size]
-                buffer.removeFirst(size + 2)
+                guard stream.readAtLeast(size + 2) else { return nil }
+                request.body += stream.buffer[..<size]
+                stream.buffer.removeFirst(size + 2)
             }
         } else if let length = request.values("content-length").first.flatMap({ Int($0) }), length > 0 {
-            guard readAtLeast(length) else { return nil }
-            request.body = Array(buffer[..<length])
-            buffer.removeFirst(length)
+            guard stream.readAtLeast(length) else { return nil }
+            request.body = Array(stream.buffer[..<length])
+            stream.buffer.removeFirst(length)
         }
         return request
     }
@@ -159,15 +163,7 @@ final class TestConnection: @unchecked Sendable {
     func write(_ string: String) { write(Array(string.utf8)) }
 
     func write(_ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n <= 0 {
-                if n < 0 && errno == EINTR { continue }
-                return
-            }
-            offset += n
-        }
+        stream.write(bytes)
     }
 
     /// Aborts the connection: SO_LINGER 0 makes close send RST.
@@ -181,39 +177,6 @@ final class TestConnection: @unchecked Sendable {
         guard !closed else { return }
         closed = true
         Glibc.close(fd)
-    }
-
-    private func readMore() -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = read(fd, &chunk, chunk.count)
-            if n > 0 {
-                buffer += chunk[..<n]
-                return true
-            }
-            if n < 0 && errno == EINTR { continue }
-            return false
-        }
-    }
-
-    private func readUntil(_ marker: [UInt8]) -> Int? {
-        var searchFrom = 0
-        while true {
-            if buffer.count >= marker.count {
-                for i in searchFrom...(buffer.count - marker.count) where buffer[i..<(i + marker.count)].elementsEqual(marker) {
-                    return i
-                }
-                searchFrom = buffer.count - marker.count + 1
-            }
-            guard readMore() else { return nil }
-        }
-    }
-
-    private func readAtLeast(_ count: Int) -> Bool {
-        while buffer.count < count {
-            guard readMore() else { return false }
-        }
-        return true
     }
 }
 
