@@ -117,10 +117,15 @@ public final class Identity: Sendable {
             if case .wait = decision { state.waiters.append(waiter) }
             return decision
         }
+        if case .wait(let start?) = decision { acquire(start) } else { Self.answer(waiter, decision) }
+    }
+
+    /// Calls `waiter` with a known answer; a `.wait` has none and is left alone.
+    private static func answer(_ waiter: Waiter, _ decision: TokenLifecycle.Demand) {
         switch decision {
         case .ready(let token, let generation): waiter(.success(IssuedToken(accessToken: token.accessToken, generation: generation)))
         case .unavailable(let reason): waiter(.failure(reason))
-        case .wait(let start): if let start { acquire(start) }
+        case .wait: break
         }
     }
 
@@ -176,15 +181,14 @@ public final class Identity: Sendable {
             return waiters.map { ($0, state.lifecycle.demand(now: now)) }
         }
         for (waiter, decision) in answered {
-            switch decision {
-            case .ready(let token, let generation): waiter(.success(IssuedToken(accessToken: token.accessToken, generation: generation)))
-            case .unavailable(let reason): waiter(.failure(reason))
-            case .wait(let start):
-                // Only possible if the token expired between the request and now: wait for
-                // the next one like any other request.
-                state.withLock { $0.waiters.append(waiter) }
-                if let start { acquire(start) }
+            guard case .wait(let start) = decision else {
+                Self.answer(waiter, decision)
+                continue
             }
+            // Only possible if the token expired between the request and now: wait for the
+            // next one like any other request.
+            state.withLock { $0.waiters.append(waiter) }
+            if let start { acquire(start) }
         }
     }
 
