@@ -29,16 +29,21 @@ struct LoginPrompter: Sendable {
             say("Waiting up to \(timeout.components.seconds) s for the browser to come back to \(redirectURI) ...")
         case .enterCode(let authorization):
             say("To log in identity \(identity), visit this URL on any device:")
-            say("\n    \(authorization.verificationURI)\n")
+            say("\n    \(Self.printable(authorization.verificationURI))\n")
             say("and enter the code:")
-            say("\n    \(authorization.userCode)\n")
+            say("\n    \(Self.printable(authorization.userCode))\n")
             if let complete = authorization.verificationURIComplete {
-                say("(or open \(complete), which has the code filled in)")
+                say("(or open \(Self.printable(complete)), which has the code filled in)")
             }
             say("Waiting for the approval (the code expires in \(authorization.expiresIn.components.seconds) s) ...")
         case .ignored(let notice):
             say("latchkey: \(notice)")
         }
+    }
+
+    /// The IdP's words with control characters (terminal escapes, line breaks) made spaces.
+    private static func printable(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
     }
 
     private func say(_ line: String) {

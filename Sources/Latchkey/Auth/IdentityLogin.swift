@@ -71,12 +71,14 @@ public struct IdentityLogin: Sendable {
                 if case .none(let reason) = method { throw LoginError.failed(reason) }
                 return try await source.acquire(.grant, refreshToken: nil, now: Date())
             }
-        } catch let failure as AcquisitionFailure {
-            throw .failed(failure.message)
-        } catch let error as LoginError {
-            throw error
         } catch {
-            throw .failed("\(error)")
+            // Ctrl-C during a request to the IdP fails that request first.
+            if Task.isCancelled { throw .cancelled }
+            switch error {
+            case let failure as AcquisitionFailure: throw .failed(failure.message)
+            case let error as LoginError: throw error
+            default: throw .failed("\(error)")
+            }
         }
     }
 
