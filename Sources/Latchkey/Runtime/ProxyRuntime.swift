@@ -28,7 +28,7 @@ public final class ProxyRuntime: Sendable {
         self.config = config
         self.logger = logger
         identities = try IdentityRegistry(config: config, credentials: credentials, store: tokenStore,
-                                          logger: Logger(label: "latchkey.auth"))
+                                          logger: Logger(label: "latchkey.auth"), metrics: metrics)
         var sockets: [ListeningSocket] = []
         for (index, listener) in config.listeners.enumerated() {
             do {
