@@ -1,8 +1,10 @@
 import ArgumentParser
+import CoreMetrics
 import Latchkey
 import LatchkeyLoop
 import LatchkeyUpstream
 import Logging
+import Prometheus
 
 /// `latchkey serve`: runs the proxy until SIGTERM or SIGINT.
 struct ServeCommand: ParsableCommand {
@@ -61,6 +63,10 @@ struct ServeCommand: ParsableCommand {
         let level = Logger.Level(rawValue: config.logging.level) ?? .info
         LoggingSystem.bootstrap { LatchkeyLogHandler(label: $0, sink: sink, level: level) }
         let logger = Logger(label: "latchkey")
+        // Like logging, bootstrapped here only: whatever records through swift-metrics lands
+        // in the one registry that /.latchkey/metrics renders.
+        let metrics = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())
+        MetricsSystem.bootstrap(metrics)
 
         let credentials: CredentialStore
         do {
@@ -72,7 +78,7 @@ struct ServeCommand: ParsableCommand {
 
         let runtime: ProxyRuntime
         do {
-            runtime = try ProxyRuntime(config: config, credentials: credentials, logger: logger, sink: sink)
+            runtime = try ProxyRuntime(config: config, credentials: credentials, logger: logger, sink: sink, metrics: metrics)
         } catch {
             throw CommandFailure("\(error)")
         }

@@ -42,13 +42,17 @@ struct ConfigExamplesTests {
         #expect(config.credentials["tmdb"] == .environment("TMDB_API_KEY"))
     }
 
-    @Test func sidecarHasAGuardedPodListenerAndAUnixSocket() throws {
+    @Test func sidecarHasAGuardedPodListenerAUnixSocketAndAListenerForMetrics() throws {
         let config = try load("sidecar.yaml")
-        #expect(config.listeners.count == 2)
+        #expect(config.listeners.count == 3)
         #expect(config.listeners[0].address == .tcp(host: "0.0.0.0", port: 8080))
         #expect(config.listeners[0].inbound == .sharedSecret(header: "X-Latchkey-Secret", secret: .file("/var/run/secrets/latchkey/inbound")))
         #expect(config.listeners[1].address == .unix(path: "/var/run/latchkey/latchkey.sock"))
         #expect(config.listeners[1].inbound == .loopbackOnly)
+        #expect(config.listeners[2].address == .tcp(host: "0.0.0.0", port: 9090))
+        #expect(config.listeners[2].inbound == .open)
+        // No route serves the metrics listener: it spends no credential.
+        #expect(config.routes.allSatisfy { $0.listeners == ["pod", "socket"] })
         #expect(config.routes[0].upstream.options.http2)
         #expect(config.routes[0].upstream.options.connectTimeout == .seconds(2))
         #expect(config.limits.maxRequestBodyBytes == 10 * 1024 * 1024)

@@ -1,3 +1,4 @@
+import CoreMetrics
 import LatchkeyAuth
 import Logging
 
@@ -8,7 +9,10 @@ public final class IdentityRegistry: Sendable {
     private let client: AuthHTTPClient?
     private let eager: Set<String>
 
-    public init(config: Config, credentials: CredentialStore, store: any TokenStore, logger: Logger) throws {
+    /// Each identity's auth events go to the log, to its counters made with `metrics`, and
+    /// to its hook command if it has one.
+    public init(config: Config, credentials: CredentialStore, store: any TokenStore, logger: Logger,
+                metrics: any MetricsFactory) throws {
         let isStatic: (IdentityConfig) -> Bool = { if case .staticToken = $0.grant { true } else { false } }
         let client = config.identities.allSatisfy(isStatic) ? nil : try AuthHTTPClient()
         let log = AuthEventLog(logger: logger)
@@ -19,8 +23,9 @@ public final class IdentityRegistry: Sendable {
             } else {
                 StaticTokenSource(identity: identity.name, credentials: credentials)
             }
-            let events: any AuthEventSink = identity.hook.isEmpty
-                ? log : AuthEventFanOut(sinks: [log, AuthEventHook(command: identity.hook, logger: logger)])
+            var sinks: [any AuthEventSink] = [log, AuthEventMetrics(identity: identity.name, factory: metrics)]
+            if !identity.hook.isEmpty { sinks.append(AuthEventHook(command: identity.hook, logger: logger)) }
+            let events = AuthEventFanOut(sinks: sinks)
             identities[identity.name] = Identity(
                 name: identity.name, source: source, store: store, events: events,
                 initialToken: OAuthTokenSource.seed(identity, credentials: credentials), timing: identity.timing)
