@@ -106,6 +106,37 @@ public final class Identity: Sendable {
         events.record(AuthEvent(identity: name, kind: .loggedOut))
     }
 
+    /// The store holds something else now, put there by another process (`latchkey login`
+    /// or `logout` beside this server): take it as it is, without writing it back; the
+    /// waiting requests get the new token and the refresh timer follows it.
+    public func storeChanged(_ change: StoreChange) {
+        let event: AuthEvent
+        switch change {
+        case .stored(let token):
+            let taken = state.withLock { state -> Bool in
+                guard state.lifecycle.token != token else { return false }
+                state.lifecycle.replace(with: token)
+                return true
+            }
+            guard taken else { return }
+            event = AuthEvent(identity: name, kind: .acquired, detail: "taken from the token store")
+        case .removed:
+            let dropped = state.withLock { state -> Bool in
+                guard state.lifecycle.token != nil else { return false }
+                state.lifecycle.logOut(reason: "logged out")
+                return true
+            }
+            guard dropped else { return }
+            event = AuthEvent(identity: name, kind: .loggedOut, detail: "removed from the token store")
+        case .unreadable(let reason):
+            events.record(AuthEvent(identity: name, kind: .failed, detail: "the token store changed but cannot be read: \(reason)"))
+            return
+        }
+        flushWaiters()
+        reschedule()
+        events.record(event)
+    }
+
     /// The lifecycle as it is now, for status reports.
     public var snapshot: TokenLifecycle { state.withLock { $0.lifecycle } }
 
@@ -136,9 +167,23 @@ public final class Identity: Sendable {
     private func run(_ first: AcquisitionKind) async {
         var kind = first
         while true {
+            // The winner's double check (as oauth2-proxy reloads the session before it
+            // refreshes): another process may have stored a newer token meanwhile, a login
+            // or another replica's refresh, whose refresh token may have replaced ours.
+            if let stored = await newerStoredToken() {
+                let now = clock()
+                let decision = update { lifecycle -> TokenLifecycle.Demand in
+                    lifecycle.replace(with: stored)
+                    return lifecycle.demand(now: now)
+                }
+                events.record(AuthEvent(identity: name, kind: .acquired, detail: "a newer token was in the token store"))
+                guard case .wait(let start?) = decision else { break }
+                kind = start
+            }
             let refreshToken = state.withLock { $0.lifecycle.token?.refreshToken }
             do throws(AcquisitionFailure) {
-                let token = try await source.acquire(kind, refreshToken: kind == .refresh ? refreshToken : nil, now: clock())
+                let answer = try await source.acquire(kind, refreshToken: kind == .refresh ? refreshToken : nil, now: clock())
+                let token = state.withLock { $0.lifecycle.completed(answer, kind: kind) }
                 await persist(token)
                 update { $0.succeeded(token, kind: kind) }
                 events.record(AuthEvent(identity: name, kind: kind == .refresh ? .refreshed : .acquired))
@@ -159,6 +204,22 @@ public final class Identity: Sendable {
         }
         flushWaiters()
         reschedule()
+    }
+
+    /// A stored token obtained after the one held, and not the same one. Access tokens are
+    /// compared, not whole values: a token read back from a file may differ in the last
+    /// bit of its times, and one whose refresh token was just refused differs only there.
+    private func newerStoredToken() async -> TokenSet? {
+        let stored: TokenSet?
+        do {
+            stored = try await store.load(identity: name)
+        } catch {
+            events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot load the stored token: \(error)"))
+            return nil
+        }
+        let held = snapshot.token
+        guard let stored, stored.accessToken != held?.accessToken, stored.obtainedAt > held?.obtainedAt ?? .distantPast else { return nil }
+        return stored
     }
 
     /// Saves before the token is handed out: a rotated refresh token must be on disk before
