@@ -63,7 +63,7 @@ let package = Package(
         .testTarget(name: "LatchkeyServerTests", dependencies: ["LatchkeyServer", "LatchkeyHTTP", "LatchkeyLoop"]),
         .testTarget(name: "LatchkeyUpstreamTests", dependencies: ["LatchkeyUpstream", "LatchkeyHTTP", "LatchkeyLoop", "CCurlShims", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeyAuthTests", dependencies: ["LatchkeyAuth", "LatchkeyHTTP", "LatchkeyUpstream", "COpenSSL", "LatchkeyTestSupport"]),
-        .testTarget(name: "LatchkeyTests", dependencies: ["Latchkey"]),
+        .testTarget(name: "LatchkeyTests", dependencies: ["Latchkey", "LatchkeyAuth"]),
     ],
     swiftLanguageModes: [.v6]
 )

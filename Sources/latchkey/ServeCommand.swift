@@ -72,7 +72,9 @@ struct ServeCommand: ParsableCommand {
 
         let runtime: ProxyRuntime
         do {
-            runtime = try ProxyRuntime(config: config, credentials: credentials, logger: logger, sink: sink)
+            // Before listening: a store others can read or a wrong key stops the start here.
+            let tokenStore = try makeTokenStore(config: config)
+            runtime = try ProxyRuntime(config: config, credentials: credentials, logger: logger, sink: sink, tokenStore: tokenStore)
         } catch {
             throw CommandFailure("\(error)")
         }
