@@ -103,6 +103,13 @@ import Glibc
         #expect(error?.message == "store file \(file) is a symbolic link; it must be a regular file")
     }
 
+    @Test func theTemporaryFileOfAnInterruptedWriteIsRemovedAtOpen() throws {
+        _ = try store()
+        try write("half a token", to: storePath + "/.podio.json.tmp-AbC123")
+        _ = try store()
+        #expect(try entries() == [".lock"])
+    }
+
     @Test(arguments: ["", "../x", "a/b", ".hidden", "..", "ünï", "podio"])
     func identityNamesNeverLeaveTheDirectory(_ name: String) async throws {
         let store = try self.store()

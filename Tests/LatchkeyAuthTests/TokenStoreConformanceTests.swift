@@ -29,79 +29,87 @@ import Testing
         accessToken: "at-1", tokenType: "Bearer", refreshToken: "rt-1", expiresAt: Date().addingTimeInterval(3600),
         scope: "read write", idToken: "id.token.jwt", obtainedAt: Date())
 
+    /// `token` with other access and refresh tokens.
+    static func token(_ accessToken: String, refresh: String = "rt-1") -> TokenSet {
+        var token = token
+        token.accessToken = accessToken
+        token.refreshToken = refresh
+        return token
+    }
+
+    /// Runs `body` with a fresh store of `kind`, keeping what it needs alive meanwhile.
+    private func with(_ kind: StoreUnderTest, _ body: (any TokenStore) async throws -> Void) async throws {
+        let (store, resources) = try kind.make()
+        try await body(store)
+        withExtendedLifetime(resources) {}
+    }
+
     @Test(arguments: StoreUnderTest.allCases)
     func anEmptyStoreHasNoToken(_ kind: StoreUnderTest) async throws {
-        let (store, resources) = try kind.make()
-        #expect(try await store.load(identity: "podio") == nil)
-        withExtendedLifetime(resources) {}
+        try await with(kind) { store in
+            let loaded = try await store.load(identity: "podio")
+            #expect(loaded == nil)
+        }
     }
 
     @Test(arguments: StoreUnderTest.allCases)
     func aSavedTokenLoadsBackWithEveryField(_ kind: StoreUnderTest) async throws {
-        let (store, resources) = try kind.make()
-        try await store.save(Self.token, identity: "podio")
-        expectSame(try await store.load(identity: "podio"), Self.token)
-        withExtendedLifetime(resources) {}
+        try await with(kind) { store in
+            try await store.save(Self.token, identity: "podio")
+            expectSame(try await store.load(identity: "podio"), Self.token)
+        }
     }
 
     @Test(arguments: StoreUnderTest.allCases)
     func aTokenWithOnlyItsRequiredFieldsLoadsBack(_ kind: StoreUnderTest) async throws {
-        let (store, resources) = try kind.make()
-        let bare = TokenSet(accessToken: "at", tokenType: nil, obtainedAt: Date(timeIntervalSince1970: 1_700_000_000))
-        try await store.save(bare, identity: "kii")
-        #expect(try await store.load(identity: "kii") == bare)
-        withExtendedLifetime(resources) {}
+        try await with(kind) { store in
+            let bare = TokenSet(accessToken: "at", tokenType: nil, obtainedAt: Date(timeIntervalSince1970: 1_700_000_000))
+            try await store.save(bare, identity: "kii")
+            #expect(try await store.load(identity: "kii") == bare)
+        }
     }
 
     @Test(arguments: StoreUnderTest.allCases)
     func identitiesAreKeptApart(_ kind: StoreUnderTest) async throws {
-        let (store, resources) = try kind.make()
-        var other = Self.token
-        other.accessToken = "at-2"
-        try await store.save(Self.token, identity: "alice")
-        try await store.save(other, identity: "bob")
-        expectSame(try await store.load(identity: "alice"), Self.token)
-        expectSame(try await store.load(identity: "bob"), other)
-        withExtendedLifetime(resources) {}
+        try await with(kind) { store in
+            try await store.save(Self.token, identity: "alice")
+            try await store.save(Self.token("at-2"), identity: "bob")
+            expectSame(try await store.load(identity: "alice"), Self.token)
+            expectSame(try await store.load(identity: "bob"), Self.token("at-2"))
+        }
     }
 
     @Test(arguments: StoreUnderTest.allCases)
     func aLaterSaveReplacesTheEarlierOne(_ kind: StoreUnderTest) async throws {
-        let (store, resources) = try kind.make()
-        var rotated = Self.token
-        rotated.refreshToken = "rt-2"
-        try await store.save(Self.token, identity: "podio")
-        try await store.save(rotated, identity: "podio")
-        expectSame(try await store.load(identity: "podio"), rotated)
-        withExtendedLifetime(resources) {}
+        try await with(kind) { store in
+            try await store.save(Self.token, identity: "podio")
+            try await store.save(Self.token("at-1", refresh: "rt-2"), identity: "podio")
+            expectSame(try await store.load(identity: "podio"), Self.token("at-1", refresh: "rt-2"))
+        }
     }
 
     @Test(arguments: StoreUnderTest.allCases)
     func savingNothingRemovesTheEntry(_ kind: StoreUnderTest) async throws {
-        let (store, resources) = try kind.make()
-        try await store.save(Self.token, identity: "podio")
-        try await store.save(nil, identity: "podio")
-        #expect(try await store.load(identity: "podio") == nil)
-        // Removing what is not there is no error.
-        try await store.save(nil, identity: "podio")
-        withExtendedLifetime(resources) {}
+        try await with(kind) { store in
+            try await store.save(Self.token, identity: "podio")
+            try await store.save(nil, identity: "podio")
+            #expect(try await store.load(identity: "podio") == nil)
+            // Removing what is not there is no error.
+            try await store.save(nil, identity: "podio")
+        }
     }
 
     @Test(arguments: StoreUnderTest.allCases)
     func concurrentSavesLeaveOneOfTheTokensWhole(_ kind: StoreUnderTest) async throws {
-        let (store, resources) = try kind.make()
-        let tokens = (0..<20).map { index in
-            var token = Self.token
-            token.accessToken = "at-\(index)"
-            return token
+        try await with(kind) { store in
+            let tokens = (0..<20).map { Self.token("at-\($0)") }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for token in tokens { group.addTask { try await store.save(token, identity: "podio") } }
+                try await group.waitForAll()
+            }
+            let loaded = try #require(try await store.load(identity: "podio"))
+            #expect(tokens.map(\.accessToken).contains(loaded.accessToken))
         }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for token in tokens { group.addTask { try await store.save(token, identity: "podio") } }
-            try await group.waitForAll()
-        }
-        let loaded = try #require(try await store.load(identity: "podio"))
-        #expect(tokens.map(\.accessToken).contains(loaded.accessToken))
-        withExtendedLifetime(resources) {}
     }
 }
 

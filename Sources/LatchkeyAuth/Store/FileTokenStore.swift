@@ -44,14 +44,16 @@ public final class FileTokenStore: WatchableTokenStore {
     /// Opens `directory`, creating it (and missing parents) with mode 0700, and reads what
     /// `identities` have stored: a directory or file others can read, a file the key does
     /// not open, or an encrypted file without a key stops here, before anything uses the
-    /// store. A corrupt file is left for `load`, which moves it aside and reports it.
-    /// Blocks on file I/O: call it at start-up, off the cooperative pool.
+    /// store. A corrupt file is left for `load`, which moves it aside and reports it;
+    /// temporary files a crash left behind are removed. Blocks on file I/O: call it at
+    /// start-up, off the cooperative pool.
     public init(directory: String, key: StoreKey?, identities: [String] = [],
                 notices: @escaping @Sendable (String) -> Void = { _ in }) throws(TokenStoreError) {
         files = try StoreDirectory(creating: directory)
         lock = try StoreLock(directory: files.path)
         self.key = key
         self.notices = notices
+        try lock.exclusive { () throws(TokenStoreError) in files.removeInterruptedWrites() }
         for identity in identities {
             let path = try files.file(for: identity)
             do {

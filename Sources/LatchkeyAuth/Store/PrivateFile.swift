@@ -29,6 +29,8 @@ enum PrivateFile {
 
     /// Store files are small; anything larger is not one.
     static let maxBytes = 1 << 20
+    /// In the names of temporary files: `.<file>.tmp-<random>`.
+    static let temporaryMarker = ".tmp-"
 
     /// Refuses what others could read or write, or what another user owns.
     static func requirePrivate(_ info: stat, _ path: String, _ kind: Kind) throws(TokenStoreError) {
@@ -164,7 +166,7 @@ enum PrivateFile {
             } catch {
                 throw TokenStoreError(.writeFailed, "cannot name a temporary file in \(directory): \(error)")
             }
-            let temporary = "\(directory)/.\(base).tmp-\(suffix)"
+            let temporary = "\(directory)/.\(base)\(temporaryMarker)\(suffix)"
             do {
                 let fd = try systemCall("open") { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600) }
                 return (temporary, fd)

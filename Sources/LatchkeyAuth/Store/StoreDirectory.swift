@@ -67,6 +67,15 @@ struct StoreDirectory: Sendable {
         return candidate
     }
 
+    /// Removes the temporary files of writes a crash interrupted (each holds a token). The
+    /// caller holds the exclusive lock, so no write is under way.
+    func removeInterruptedWrites() {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        for name in names where name.hasPrefix(".") && name.contains(PrivateFile.temporaryMarker) {
+            unlink("\(path)/\(name)")
+        }
+    }
+
     /// mkdir -p with mode 0700 for what is missing; existing parents are left as they are.
     private static func makeDirectories(_ path: String) throws(TokenStoreError) {
         var prefix = path.hasPrefix("/") ? "" : "."
