@@ -31,6 +31,22 @@ extension IdentityTests {
         source.release()
     }
 
+    @Test func aTokenStoredWhileARequestIsOutWinsOverItsFailure() async throws {
+        let source = ScriptedSource(canGrant: false, answers: [.failure(AcquisitionFailure(.rejected, "invalid_grant"))], gated: true)
+        let store = RecordingStore()
+        let identity = identity(source, store: store, initial: token("a", refresh: "r1"))
+        identity.rejected(generation: 1) { _ in }
+        while source.requests.withLock({ $0.isEmpty }) { await Task.yield() }
+        identity.storeChanged(.stored(token("login", refresh: "r9")))
+        source.release()
+        while source.unanswered > 0 { await Task.yield() }
+        // The refused refresh neither logs the identity out nor clears the new login (the
+        // wait lets the request's task finish; the failure would show by then).
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(identity.current() == IssuedToken(accessToken: "login", generation: 2))
+        #expect(await store.saved.isEmpty)
+    }
+
     @Test func anEntryRemovedFromTheStoreLogsTheIdentityOut() async {
         let store = RecordingStore()
         let events = RecordingEvents()

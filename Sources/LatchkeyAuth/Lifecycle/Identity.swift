@@ -180,15 +180,21 @@ public final class Identity: Sendable {
                 guard case .wait(let start?) = decision else { break }
                 kind = start
             }
-            let refreshToken = state.withLock { $0.lifecycle.token?.refreshToken }
+            let (refreshToken, generation) = state.withLock { ($0.lifecycle.token?.refreshToken, $0.lifecycle.generation) }
+            // A token another process stored while the request was out (`storeChanged`)
+            // wins: neither the request's token nor its failure may replace it, or clear
+            // the store under a fresh login.
+            func replacedMeanwhile() -> Bool { state.withLock { $0.lifecycle.generation != generation } }
             do throws(AcquisitionFailure) {
                 let answer = try await source.acquire(kind, refreshToken: kind == .refresh ? refreshToken : nil, now: clock())
+                if replacedMeanwhile() { break }
                 let token = state.withLock { $0.lifecycle.completed(answer, kind: kind) }
                 await persist(token)
                 update { $0.succeeded(token, kind: kind) }
                 events.record(AuthEvent(identity: name, kind: kind == .refresh ? .refreshed : .acquired))
                 break
             } catch {
+                if replacedMeanwhile() { break }
                 let now = clock(), unit = random()
                 let next = update { $0.failed(error, kind: kind, now: now, unit: unit) }
                 events.record(AuthEvent(identity: name, kind: .failed, detail: error.message))
