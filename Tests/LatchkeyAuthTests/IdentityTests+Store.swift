@@ -1,9 +1,27 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import LatchkeyAuth
 
 /// The identity and its store: what it saves, what it takes from another process.
 extension IdentityTests {
+    @Test func requestsBeforeStartWaitForTheStoredToken() async throws {
+        let source = ScriptedSource(answers: [.success(token("requested"))])
+        let store = MemoryTokenStore()
+        let identity = Identity(name: "test", source: source, store: store, events: RecordingEvents(), waitsForStart: true, clock: { [now] in now })
+        let answered = Mutex<Result<IssuedToken, IdentityUnavailable>?>(nil)
+        identity.demand { result in answered.withLock { $0 = result } }
+        // No token request while the store has not been read (a request would find nothing
+        // there yet, and ask the IdP).
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(source.requests.withLock { $0.isEmpty })
+        #expect(answered.withLock { $0 } == nil)
+        await store.save(token("stored"), identity: "test")
+        await identity.start(eagerly: false)
+        #expect(answered.withLock { $0 } == .success(IssuedToken(accessToken: "stored", generation: 1)))
+        #expect(source.requests.withLock { $0.isEmpty })
+    }
+
     @Test func aTokenChangedInTheStoreIsTakenWithoutWritingItBack() async {
         let store = RecordingStore()
         let events = RecordingEvents()

@@ -30,7 +30,8 @@ public final class IdentityRegistry: Sendable {
                 ? log : AuthEventFanOut(sinks: [log, AuthEventHook(command: identity.hook, logger: logger)])
             identities[identity.name] = Identity(
                 name: identity.name, source: source, store: identity.keepsTokens ? store : MemoryTokenStore(), events: events,
-                initialToken: OAuthTokenSource.seed(identity, credentials: credentials), timing: identity.timing)
+                initialToken: OAuthTokenSource.seed(identity, credentials: credentials), waitsForStart: identity.keepsTokens,
+                timing: identity.timing)
         }
         self.identities = identities
         self.client = client

@@ -31,14 +31,19 @@ public final class Identity: Sendable {
 
     private struct State: ~Copyable {
         var lifecycle: TokenLifecycle
+        /// `start` has not read the store yet: requests wait instead of starting a token
+        /// request that the stored token would make needless.
+        var restoring: Bool
         var waiters: [Waiter] = []
         var timer: Task<Void, Never>?
         var timerDeadline: Date?
     }
 
+    /// `waitsForStart`: requests wait until `start` has restored the stored token (a
+    /// server accepts requests before the store is read).
     public init(
         name: String, source: any TokenSource, store: any TokenStore, events: any AuthEventSink,
-        initialToken: TokenSet? = nil, timing: TokenTiming = .init(), backoff: Backoff = .init(),
+        initialToken: TokenSet? = nil, waitsForStart: Bool = false, timing: TokenTiming = .init(), backoff: Backoff = .init(),
         clock: @escaping @Sendable () -> Date = { Date() },
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
@@ -48,7 +53,8 @@ public final class Identity: Sendable {
         self.events = events
         self.clock = clock
         self.random = random
-        state = Mutex(State(lifecycle: TokenLifecycle(token: initialToken, timing: timing, backoff: backoff, canGrant: source.canGrant)))
+        state = Mutex(State(lifecycle: TokenLifecycle(token: initialToken, timing: timing, backoff: backoff, canGrant: source.canGrant),
+                            restoring: waitsForStart))
     }
 
     deinit {
@@ -77,7 +83,8 @@ public final class Identity: Sendable {
         settle(waiter) { $0.rejected(generation: generation, now: now) }
     }
 
-    /// Loads the stored token, if any, then acquires one at once when `eagerly`.
+    /// Loads the stored token, if any, answers the requests that waited for it, then
+    /// acquires one at once when `eagerly`.
     public func start(eagerly: Bool) async {
         do {
             if let stored = try await store.load(identity: name) {
@@ -86,6 +93,8 @@ public final class Identity: Sendable {
         } catch {
             events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot load the stored token: \(error)"))
         }
+        state.withLock { $0.restoring = false }
+        flushWaiters()
         if eagerly { demand { _ in } }
         reschedule()
     }
@@ -144,6 +153,10 @@ public final class Identity: Sendable {
 
     private func settle(_ waiter: @escaping Waiter, _ decide: (inout TokenLifecycle) -> TokenLifecycle.Demand) {
         let decision = state.withLock { state -> TokenLifecycle.Demand in
+            if state.restoring {
+                state.waiters.append(waiter)
+                return .wait(start: nil)
+            }
             let decision = decide(&state.lifecycle)
             if case .wait = decision { state.waiters.append(waiter) }
             return decision
@@ -243,6 +256,7 @@ public final class Identity: Sendable {
     private func flushWaiters() {
         let now = clock()
         let answered = state.withLock { state -> [(Waiter, TokenLifecycle.Demand)] in
+            if state.restoring { return [] }
             let waiters = state.waiters
             state.waiters.removeAll()
             return waiters.map { ($0, state.lifecycle.demand(now: now)) }
