@@ -16,7 +16,10 @@ struct ServeCommand: ParsableCommand {
             flags describe one listener and one route: every request is forwarded to \
             --upstream with the given headers attached. Values given with --header are \
             visible to other local users in the process list: prefer --bearer-token-file \
-            or a config file for real credentials.
+            or a config file for real credentials. Tokens that identities obtain are kept \
+            in the token store (the config's store: section); its encryption key comes \
+            from LATCHKEY_STORE_KEY, store.key_file or the systemd credential \
+            latchkey-store-key.
             """
     )
 
@@ -78,7 +81,9 @@ struct ServeCommand: ParsableCommand {
 
         let runtime: ProxyRuntime
         do {
-            runtime = try ProxyRuntime(config: config, credentials: credentials, logger: logger, sink: sink, metrics: metrics)
+            // Before listening: a store others can read or a wrong key stops the start here.
+            let tokenStore = try makeTokenStore(config: config)
+            runtime = try ProxyRuntime(config: config, credentials: credentials, logger: logger, sink: sink, tokenStore: tokenStore, metrics: metrics)
         } catch {
             throw CommandFailure("\(error)")
         }

@@ -66,6 +66,7 @@ struct ConfigExamplesTests {
         #expect(config.server == ServerSettings(loops: 2, gracePeriod: .seconds(10)))
         #expect(config.limits == Limits())
         #expect(config.logging == LoggingSettings())
+        #expect(config.store == TokenStoreSettings())
         let github = try #require(config.routes.first { $0.name == "github" })
         #expect(github.cookies == CookieRewrite())
         #expect(github.upstream == UpstreamConfig(url: "https://api.github.com"))
@@ -79,6 +80,7 @@ struct ConfigExamplesTests {
         var keys: [String] = []
         keys += RawConfig.CodingKeys.allCases.map(\.rawValue)
         keys += RawServer.CodingKeys.allCases.map(\.rawValue)
+        keys += RawStore.CodingKeys.allCases.map(\.rawValue)
         keys += RawListener.CodingKeys.allCases.map(\.rawValue)
         keys += RawInbound.CodingKeys.allCases.map(\.rawValue)
         keys += RawSharedSecret.CodingKeys.allCases.map(\.rawValue)
