@@ -10,6 +10,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
@@ -44,6 +46,8 @@ let package = Package(
             dependencies: [
                 "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyServer", "LatchkeyUpstream", "LatchkeyAuth",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
@@ -53,6 +57,8 @@ let package = Package(
                 "Latchkey",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
 
@@ -63,7 +69,14 @@ let package = Package(
         .testTarget(name: "LatchkeyServerTests", dependencies: ["LatchkeyServer", "LatchkeyHTTP", "LatchkeyLoop"]),
         .testTarget(name: "LatchkeyUpstreamTests", dependencies: ["LatchkeyUpstream", "LatchkeyHTTP", "LatchkeyLoop", "CCurlShims", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeyAuthTests", dependencies: ["LatchkeyAuth", "LatchkeyHTTP", "LatchkeyUpstream", "COpenSSL", "LatchkeyTestSupport"]),
-        .testTarget(name: "LatchkeyTests", dependencies: ["Latchkey"]),
+        .testTarget(
+            name: "LatchkeyTests",
+            dependencies: [
+                "Latchkey", "LatchkeyAuth", "LatchkeyUpstream",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -29,6 +29,16 @@ public protocol ServerHandler: AnyObject {
     /// A request the server answered itself (malformed, over the limits, over capacity),
     /// for the access log.
     func serverAnswered(_ exchange: ServerExchange)
+    /// A client connection on `listener` opened or closed, or was refused (for the counts).
+    func connection(_ event: ConnectionEvent, on listener: ListenerInfo)
+}
+
+/// What happened to a client connection.
+public enum ConnectionEvent: Sendable {
+    case opened
+    case closed
+    /// Over the connection cap: answered 503 `over_capacity` and closed without being read.
+    case refusedOverCapacity
 }
 
 /// Per-connection limits and timeouts.

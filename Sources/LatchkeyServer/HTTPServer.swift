@@ -53,7 +53,8 @@ public final class HTTPServer {
 
     fileprivate func accepted(_ socket: Socket, peer: SocketAddress?, listener: ListenerInfo) {
         guard connections.count < settings.maxConnections, !isShuttingDown else {
-            return refuseOverCapacity(socket)
+            refuseOverCapacity(socket)
+            return handler.connection(.refusedOverCapacity, on: listener)
         }
         if case .unix = listener.boundAddress {} else { socket.setNoDelay() }
         let connection = ServerConnection(socket: socket, peer: peer, listener: listener, server: self)
@@ -64,10 +65,13 @@ public final class HTTPServer {
             return
         }
         connections[ObjectIdentifier(connection)] = connection
+        handler.connection(.opened, on: listener)
     }
 
     func connectionClosed(_ connection: ServerConnection) {
-        connections.removeValue(forKey: ObjectIdentifier(connection))
+        if connections.removeValue(forKey: ObjectIdentifier(connection)) != nil {
+            handler.connection(.closed, on: connection.listener)
+        }
         checkDrained()
     }
 

@@ -3,7 +3,7 @@ import CCurlShims
 /// Why a transfer failed. `detail` is curl's error text with anything URL-like removed; it
 /// never contains header values.
 public struct UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Code: Sendable, Equatable {
+    public enum Code: Sendable, Equatable, CaseIterable {
         case connectFailed
         case resolveFailed
         case connectTimeout

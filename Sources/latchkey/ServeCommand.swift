@@ -1,8 +1,10 @@
 import ArgumentParser
+import CoreMetrics
 import Latchkey
 import LatchkeyLoop
 import LatchkeyUpstream
 import Logging
+import Prometheus
 
 /// `latchkey serve`: runs the proxy until SIGTERM or SIGINT.
 struct ServeCommand: ParsableCommand {
@@ -14,7 +16,10 @@ struct ServeCommand: ParsableCommand {
             flags describe one listener and one route: every request is forwarded to \
             --upstream with the given headers attached. Values given with --header are \
             visible to other local users in the process list: prefer --bearer-token-file \
-            or a config file for real credentials.
+            or a config file for real credentials. Tokens that identities obtain are kept \
+            in the token store (the config's store: section); its encryption key comes \
+            from LATCHKEY_STORE_KEY, store.key_file or the systemd credential \
+            latchkey-store-key.
             """
     )
 
@@ -61,6 +66,10 @@ struct ServeCommand: ParsableCommand {
         let level = Logger.Level(rawValue: config.logging.level) ?? .info
         LoggingSystem.bootstrap { LatchkeyLogHandler(label: $0, sink: sink, level: level) }
         let logger = Logger(label: "latchkey")
+        // Like logging, bootstrapped here only: whatever records through swift-metrics lands
+        // in the one registry that /.latchkey/metrics renders.
+        let metrics = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())
+        MetricsSystem.bootstrap(metrics)
 
         let credentials: CredentialStore
         do {
@@ -72,7 +81,9 @@ struct ServeCommand: ParsableCommand {
 
         let runtime: ProxyRuntime
         do {
-            runtime = try ProxyRuntime(config: config, credentials: credentials, logger: logger, sink: sink)
+            // Before listening: a store others can read or a wrong key stops the start here.
+            let tokenStore = try makeTokenStore(config: config)
+            runtime = try ProxyRuntime(config: config, credentials: credentials, logger: logger, sink: sink, tokenStore: tokenStore, metrics: metrics)
         } catch {
             throw CommandFailure("\(error)")
         }

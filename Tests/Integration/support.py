@@ -77,6 +77,18 @@ def config(upstream_url: str | None = None, *, route: dict | None = None, routes
     return cfg
 
 
+def latchkey_environment(workdir: Path, env: dict | None) -> dict:
+    """The environment latchkey runs in: this one, with the token store under the test's
+    own directory (so that tests never share tokens, and restarts within one test do) and
+    no store key unless the test gives one."""
+    e = dict(os.environ)
+    for name in ("LATCHKEY_STORE_KEY", "CREDENTIALS_DIRECTORY"):
+        e.pop(name, None)
+    e["XDG_STATE_HOME"] = str(workdir / "state")
+    e.update(env or {})
+    return e
+
+
 _ALL_PROCESSES: list = []
 
 
@@ -98,8 +110,7 @@ class LatchkeyProcess:
         self.label = label
         self.stdout_path = workdir / f"{label}.stdout.log"
         self.stderr_path = workdir / f"{label}.stderr.log"
-        self.env = dict(os.environ)
-        self.env.update(env or {})
+        self.env = latchkey_environment(workdir, env)
         self.proc: subprocess.Popen | None = None
         self.returncode: int | None = None
         self.addresses: dict[str, object] = {}  # listener name -> (host, port) or unix path
@@ -324,10 +335,8 @@ class Launcher:
 
     def run(self, args: list, timeout: float = 60, env: dict | None = None) -> subprocess.CompletedProcess:
         """Runs a short-lived command (e.g. `check`) and returns its result."""
-        e = dict(os.environ)
-        e.update(env or {})
         return subprocess.run([str(self.binary)] + args, capture_output=True, text=True, timeout=timeout,
-                              env=e, cwd=self.workdir, stdin=subprocess.DEVNULL)
+                              env=latchkey_environment(self.workdir, env), cwd=self.workdir, stdin=subprocess.DEVNULL)
 
     def write(self, name: str, text: str) -> Path:
         p = self.workdir / name

@@ -28,6 +28,9 @@ final class ScriptedSource: TokenSource {
 
     func release() { open?.yield() }
 
+    /// Answers the script has not given yet.
+    var unanswered: Int { answers.withLock { $0.count } }
+
     func acquire(_ kind: AcquisitionKind, refreshToken: String?, now: Date) async throws(AcquisitionFailure) -> TokenSet {
         requests.withLock { $0.append((kind, refreshToken)) }
         if let gate { for await _ in gate { break } }

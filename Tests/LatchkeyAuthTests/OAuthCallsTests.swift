@@ -111,6 +111,28 @@ import Testing
         #expect(idp.requests.allSatisfy { $0.method == "GET" && $0.target == "/userinfo" })
     }
 
+    /// RFC 7662 §2.2: `active` is the verdict; an answer without it is an error.
+    @Test func introspection() async throws {
+        let idp = try LoopbackServer { request in
+            if request.bodyText.hasPrefix("token=live") { return .json(200, #"{"active":true,"scope":"read"}"#) }
+            if request.bodyText.hasPrefix("token=dead") { return .json(200, #"{"active":false}"#) }
+            return .json(200, #"{"scope":"read"}"#)
+        }
+        let client = try makeClient()
+        defer { client.shutdown() }
+        let auth = ClientAuthentication.clientSecretBasic(id: "rs", secret: "rs-secret")
+        func introspect(_ token: String) async throws -> TokenValidity {
+            try await introspectToken(TokenSubmission(endpoint: idp.url + "/introspect", token: token, tokenTypeHint: "access_token",
+                                                      clientAuthentication: auth), client: client, options: options, now: now)
+        }
+        #expect(try await introspect("live") == .valid)
+        #expect(try await introspect("dead") == .invalid)
+        let error = await #expect(throws: TokenEndpointError.self) { try await introspect("odd") }
+        #expect(error?.message.contains("active") == true)
+        #expect(idp.requests.first?.bodyText == "token=live&token_type_hint=access_token")
+        #expect(idp.requests.first?.field("Authorization")?.hasPrefix("Basic ") == true)
+    }
+
     /// RFC 7009 §2.2: 200 whatever the token's state; 503 with Retry-After is retryable.
     @Test func revocation() async throws {
         let idp = try LoopbackServer { request in
@@ -118,11 +140,11 @@ import Testing
         }
         let client = try makeClient()
         defer { client.shutdown() }
-        try await revokeToken(RevocationRequest(endpoint: idp.url + "/revoke", token: "rt", tokenTypeHint: "refresh_token",
+        try await revokeToken(TokenSubmission(endpoint: idp.url + "/revoke", token: "rt", tokenTypeHint: "refresh_token",
                                                 clientAuthentication: .none(id: "cli")), client: client, options: options, now: now)
         #expect(idp.requests.first?.bodyText == "token=rt&token_type_hint=refresh_token&client_id=cli")
         let error = await #expect(throws: TokenEndpointError.self) {
-            try await revokeToken(RevocationRequest(endpoint: idp.url + "/revoke", token: "busy", clientAuthentication: nil),
+            try await revokeToken(TokenSubmission(endpoint: idp.url + "/revoke", token: "busy", clientAuthentication: nil),
                                   client: client, options: options, now: now)
         }
         #expect(error?.isRetryable == true && error?.retryAfter == .seconds(3))

@@ -131,7 +131,7 @@ import Testing
 
     /// RFC 7009 §2.1.
     @Test func revocation() throws {
-        let request = try RevocationRequest(endpoint: "https://server.example.com/revoke", token: "45ghiukldjahdnhzdauz",
+        let request = try TokenSubmission(endpoint: "https://server.example.com/revoke", token: "45ghiukldjahdnhzdauz",
                                             tokenTypeHint: "refresh_token", clientAuthentication: basic).httpRequest(options: UpstreamOptions())
         #expect(body(request) == "token=45ghiukldjahdnhzdauz&token_type_hint=refresh_token")
         #expect(request.fields["Authorization"] == "Basic czZCaGRSa3F0Mzo3RmpmcDBaQnIxS3REUmJuZlZkbUl3")

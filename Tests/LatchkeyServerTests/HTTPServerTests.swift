@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import LatchkeyServer
 
@@ -55,6 +56,21 @@ import Testing
         #expect(first.read(until: "bytes=").contains("GET /1"))
         let second = try TestClient(port: server.port)
         #expect(second.read(until: "}").hasPrefix("HTTP/1.1 503 "))
+    }
+
+    @Test func handlerHearsConnectionsOpenCloseAndRefusedOverTheCap() throws {
+        let server = try ServerHarness(settings: ConnectionSettings(maxConnections: 1))
+        var first: TestClient? = try TestClient(port: server.port)
+        first?.send("GET /1 HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(first?.read(until: "bytes=").contains("GET /1") == true)
+        let second = try TestClient(port: server.port)
+        #expect(second.read(until: "}").hasPrefix("HTTP/1.1 503 "))
+        first = nil
+        let deadline = ContinuousClock.now + .seconds(5)
+        while server.connectionEvents.all.count < 3 && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(server.connectionEvents.all == [.opened, .refusedOverCapacity, .closed])
     }
 
     @Test func headResponseCarriesNoBody() throws {

@@ -2,18 +2,21 @@ import Foundation
 import LatchkeyHTTP
 import LatchkeyLoop
 @testable import LatchkeyServer
+import Synchronization
 
 /// An `HTTPServer` on a loop thread of its own, listening on 127.0.0.1 port 0, answering
 /// with `EchoHandler`: no proxy, so the tests see only the server's behaviour.
 final class ServerHarness: Sendable {
     let listener: ListeningSocket
     let thread: EventLoopThread
+    let connectionEvents = ConnectionEventLog()
 
     init(settings: ConnectionSettings = .init()) throws {
         let listener = try ListeningSocket(address: .ipv4(host: "127.0.0.1", port: 0), index: 0)
         self.listener = listener
+        let connectionEvents = self.connectionEvents
         thread = try EventLoopThread(index: 0) { loop in
-            let handler = EchoServerHandler()
+            let handler = EchoServerHandler(connectionEvents: connectionEvents)
             let server = HTTPServer(loop: loop, settings: settings, handler: handler)
             try server.listen(on: listener)
             loop.attach(handler)
@@ -35,6 +38,12 @@ final class ServerHarness: Sendable {
 /// Answers every request once its body has arrived: `METHOD TARGET bytes=N`. The body is
 /// asked for at once, so `Expect: 100-continue` gets its interim response.
 final class EchoServerHandler: ServerHandler {
+    let connectionEvents: ConnectionEventLog
+
+    init(connectionEvents: ConnectionEventLog) {
+        self.connectionEvents = connectionEvents
+    }
+
     func handle(_ exchange: ServerExchange) -> ExchangeHandler {
         let echo = EchoExchange(exchange)
         exchange.resumeRequestBody()
@@ -42,6 +51,22 @@ final class EchoServerHandler: ServerHandler {
     }
 
     func serverAnswered(_ exchange: ServerExchange) {}
+
+    func connection(_ event: ConnectionEvent, on listener: ListenerInfo) {
+        connectionEvents.append(event)
+    }
+}
+
+/// What the server told the handler about its connections, in order; read by the test's
+/// thread while the loop's thread appends.
+final class ConnectionEventLog: Sendable {
+    private let events = Mutex<[ConnectionEvent]>([])
+
+    func append(_ event: ConnectionEvent) {
+        events.withLock { $0.append(event) }
+    }
+
+    var all: [ConnectionEvent] { events.withLock { $0 } }
 }
 
 final class EchoExchange: ExchangeHandler {

@@ -42,13 +42,17 @@ struct ConfigExamplesTests {
         #expect(config.credentials["tmdb"] == .environment("TMDB_API_KEY"))
     }
 
-    @Test func sidecarHasAGuardedPodListenerAndAUnixSocket() throws {
+    @Test func sidecarHasAGuardedPodListenerAUnixSocketAndAListenerForMetrics() throws {
         let config = try load("sidecar.yaml")
-        #expect(config.listeners.count == 2)
+        #expect(config.listeners.count == 3)
         #expect(config.listeners[0].address == .tcp(host: "0.0.0.0", port: 8080))
         #expect(config.listeners[0].inbound == .sharedSecret(header: "X-Latchkey-Secret", secret: .file("/var/run/secrets/latchkey/inbound")))
         #expect(config.listeners[1].address == .unix(path: "/var/run/latchkey/latchkey.sock"))
         #expect(config.listeners[1].inbound == .loopbackOnly)
+        #expect(config.listeners[2].address == .tcp(host: "0.0.0.0", port: 9090))
+        #expect(config.listeners[2].inbound == .open)
+        // No route serves the metrics listener: it spends no credential.
+        #expect(config.routes.allSatisfy { $0.listeners == ["pod", "socket"] })
         #expect(config.routes[0].upstream.options.http2)
         #expect(config.routes[0].upstream.options.connectTimeout == .seconds(2))
         #expect(config.limits.maxRequestBodyBytes == 10 * 1024 * 1024)
@@ -62,6 +66,7 @@ struct ConfigExamplesTests {
         #expect(config.server == ServerSettings(loops: 2, gracePeriod: .seconds(10)))
         #expect(config.limits == Limits())
         #expect(config.logging == LoggingSettings())
+        #expect(config.store == TokenStoreSettings())
         let github = try #require(config.routes.first { $0.name == "github" })
         #expect(github.cookies == CookieRewrite())
         #expect(github.upstream == UpstreamConfig(url: "https://api.github.com"))
@@ -75,6 +80,7 @@ struct ConfigExamplesTests {
         var keys: [String] = []
         keys += RawConfig.CodingKeys.allCases.map(\.rawValue)
         keys += RawServer.CodingKeys.allCases.map(\.rawValue)
+        keys += RawStore.CodingKeys.allCases.map(\.rawValue)
         keys += RawListener.CodingKeys.allCases.map(\.rawValue)
         keys += RawInbound.CodingKeys.allCases.map(\.rawValue)
         keys += RawSharedSecret.CodingKeys.allCases.map(\.rawValue)

@@ -1,45 +1,65 @@
+import CoreMetrics
 import LatchkeyAuth
 import Logging
+import Synchronization
 
 /// The identities of a configuration, made once at start and shared by every loop, with
-/// the one HTTP client their token requests go through.
+/// the one HTTP client their token requests go through and the watcher that brings them
+/// what other processes store (`latchkey login`).
 public final class IdentityRegistry: Sendable {
     public let identities: [String: Identity]
     private let client: AuthHTTPClient?
     private let eager: Set<String>
+    private let store: any TokenStore
+    /// The identities whose tokens are in `store`.
+    private let keeping: [Identity]
+    private let watcher = Mutex<TokenStoreWatcher?>(nil)
 
-    public init(config: Config, credentials: CredentialStore, store: any TokenStore, logger: Logger) throws {
-        let isStatic: (IdentityConfig) -> Bool = { if case .staticToken = $0.grant { true } else { false } }
-        let client = config.identities.allSatisfy(isStatic) ? nil : try AuthHTTPClient()
+    /// Each identity's auth events go to the log, to its counters made with `metrics`, and
+    /// to its hook command if it has one. `store` keeps the tokens of the identities that
+    /// keep theirs (`keepsTokens`); static tokens stay in memory.
+    public init(config: Config, credentials: CredentialStore, store: any TokenStore, logger: Logger,
+                metrics: any MetricsFactory) throws {
+        let client = config.identities.contains(where: \.keepsTokens) ? try AuthHTTPClient() : nil
         let log = AuthEventLog(logger: logger)
         var identities: [String: Identity] = [:]
         for identity in config.identities {
-            let source: any TokenSource = if let client, !isStatic(identity) {
+            let source: any TokenSource = if let client, identity.keepsTokens {
                 OAuthTokenSource(config: identity, credentials: credentials, client: client)
             } else {
                 StaticTokenSource(identity: identity.name, credentials: credentials)
             }
-            let events: any AuthEventSink = identity.hook.isEmpty
-                ? log : AuthEventFanOut(sinks: [log, AuthEventHook(command: identity.hook, logger: logger)])
+            var sinks: [any AuthEventSink] = [log, AuthEventMetrics(identity: identity.name, factory: metrics)]
+            if !identity.hook.isEmpty { sinks.append(AuthEventHook(command: identity.hook, logger: logger)) }
+            let events = AuthEventFanOut(sinks: sinks)
             identities[identity.name] = Identity(
-                name: identity.name, source: source, store: store, events: events,
-                initialToken: OAuthTokenSource.seed(identity, credentials: credentials), timing: identity.timing)
+                name: identity.name, source: source, store: identity.keepsTokens ? store : MemoryTokenStore(), events: events,
+                initialToken: OAuthTokenSource.seed(identity, credentials: credentials), waitsForStart: identity.keepsTokens,
+                timing: identity.timing)
         }
         self.identities = identities
         self.client = client
+        self.store = store
         eager = Set(config.identities.filter(\.acquireEagerly).map(\.name))
+        keeping = config.identities.filter(\.keepsTokens).compactMap { identities[$0.name] }
     }
 
-    /// Restores stored tokens and starts the eager acquisitions, in the background.
+    /// Restores stored tokens, starts the eager acquisitions, in the background, and
+    /// watches a shared store for other processes' changes.
     public func start() {
         for (name, identity) in identities {
             let eagerly = eager.contains(name)
             Task { await identity.start(eagerly: eagerly) }
         }
+        if let shared = store as? any WatchableTokenStore, !keeping.isEmpty {
+            watcher.withLock { $0 = TokenStoreWatcher(store: shared, identities: keeping) }
+        }
     }
 
-    /// Stops the token requests' HTTP client; waiting requests get an error.
+    /// Stops watching the store and the token requests' HTTP client; waiting requests get
+    /// an error.
     public func shutdown() {
+        watcher.withLock { $0?.stop() }
         client?.shutdown()
     }
 }

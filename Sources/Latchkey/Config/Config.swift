@@ -9,6 +9,7 @@ public struct Config: Sendable, Equatable {
     public var routes: [RouteConfig]
     public var credentials: [String: SecretSource]
     public var identities: [IdentityConfig]
+    public var store: TokenStoreSettings
     public var limits: Limits
     public var logging: LoggingSettings
 
@@ -18,6 +19,7 @@ public struct Config: Sendable, Equatable {
         routes: [RouteConfig],
         credentials: [String: SecretSource] = [:],
         identities: [IdentityConfig] = [],
+        store: TokenStoreSettings = .init(),
         limits: Limits = .init(),
         logging: LoggingSettings = .init()
     ) {
@@ -26,6 +28,7 @@ public struct Config: Sendable, Equatable {
         self.routes = routes
         self.credentials = credentials
         self.identities = identities
+        self.store = store
         self.limits = limits
         self.logging = logging
     }

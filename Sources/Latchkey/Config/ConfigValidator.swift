@@ -31,12 +31,13 @@ struct ConfigValidator {
         let listeners = validateListeners(raw.listeners, at: ConfigPath.root / "listeners")
         let credentials = validateCredentials(raw.credentials, at: ConfigPath.root / "credentials")
         let identities = validateIdentities(raw.identities, at: ConfigPath.root / "identities", credentials: credentials)
+        let store = validateStore(raw.store, at: ConfigPath.root / "store")
         let routes = validateRoutes(raw.routes, at: ConfigPath.root / "routes", listeners: listeners, credentials: credentials, identities: identities)
         let limits = validateLimits(raw.limits, at: ConfigPath.root / "limits")
         let logging = validateLogging(raw.logging, at: ConfigPath.root / "logging")
         return Config(
             server: server, listeners: listeners.configs, routes: routes,
-            credentials: credentials.sources, identities: identities.configs, limits: limits, logging: logging
+            credentials: credentials.sources, identities: identities.configs, store: store, limits: limits, logging: logging
         )
     }
 

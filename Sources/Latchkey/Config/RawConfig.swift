@@ -5,13 +5,14 @@
 
 struct RawConfig: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case server, listeners, credentials, identities, routes, limits, logging
+        case server, listeners, credentials, identities, store, routes, limits, logging
     }
 
     var server: RawServer?
     var listeners: LenientList<RawListener>?
     var credentials: LenientMap<RawSecret>?
     var identities: LenientMap<RawIdentity>?
+    var store: RawStore?
     var routes: LenientList<RawRoute>?
     var limits: RawLimits?
     var logging: RawLogging?
@@ -24,6 +25,7 @@ struct RawConfig: Decodable {
         listeners = f(.listeners)
         credentials = f(.credentials)
         identities = f(.identities)
+        store = f(.store)
         routes = f(.routes)
         limits = f(.limits)
         logging = f(.logging)
@@ -42,6 +44,24 @@ struct RawServer: Decodable {
         let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping")
         loops = f(.loops)
         gracePeriod = f(.grace_period)
+    }
+}
+
+/// Where identities' tokens are kept: `store: { type: file, path: DIR, key_file: FILE }`.
+struct RawStore: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case type, path, key_file
+    }
+
+    var type: String?
+    var path: String?
+    var keyFile: String?
+
+    init(from decoder: any Decoder) throws {
+        let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping with type, path and key_file")
+        type = f(.type)
+        path = f(.path)
+        keyFile = f(.key_file)
     }
 }
 

@@ -86,36 +86,3 @@ public enum SecretResolver {
         String(cString: strerror(code))
     }
 }
-
-/// What stat(2) says about a file, following symbolic links: Kubernetes rotates a mounted
-/// secret by swapping the `..data` symlink, so the target's identity changes.
-struct FileSignature: Equatable, Sendable {
-    var device: UInt64
-    var inode: UInt64
-    var size: Int64
-    var modified: Int64
-    var modifiedNanoseconds: Int
-    var changed: Int64
-    var changedNanoseconds: Int
-
-    init?(path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
-        size = Int64(info.st_size)
-        modified = Int64(info.st_mtim.tv_sec)
-        modifiedNanoseconds = Int(info.st_mtim.tv_nsec)
-        changed = Int64(info.st_ctim.tv_sec)
-        changedNanoseconds = Int(info.st_ctim.tv_nsec)
-    }
-
-    /// Modified so recently that a rewrite within the file system's timestamp granularity
-    /// could leave the signature unchanged (git's "racily clean" problem): such a file is
-    /// read again on the next pass until it has aged.
-    var isRecent: Bool {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return max(modified, changed) >= Int64(now.tv_sec) - 2
-    }
-}

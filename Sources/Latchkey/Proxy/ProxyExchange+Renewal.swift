@@ -32,11 +32,13 @@ extension ProxyExchange {
                                  route: route.name), outcome: "token_rejected")
             return false
         }
+        metrics.tokenRenewals?.increment()
         guard body.complete else {
             // Too large to replay: renew for the next request, relay this answer.
             identity.rejected(generation: token.generation) { _ in }
             return true
         }
+        metrics.tokenReplays?.increment()
         replayed = true
         refused.cancel()
         transfer = nil

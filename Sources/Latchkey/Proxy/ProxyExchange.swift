@@ -129,6 +129,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
         done = true
         self.transfer = nil
         if let error {
+            metrics.upstreamFailed(error.code)
             handler.logger.warning("upstream failed", metadata: [
                 "route": .string(route.name), "error": .string("\(error.code)"), "detail": .string(error.detail),
             ])
@@ -141,9 +142,9 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
             }
         } else {
             exchange.finish()
+            if let upstreamTime = transfer.upstreamTime { metrics.upstreamCompleted(after: upstreamTime) }
         }
-        handler.accessLog.record(exchange, route: route, now: handler.loop.now, upstreamTime: transfer.upstreamTime,
-                                 outcome: error.map { "upstream_\($0.code)" })
+        handler.record(exchange, route: route, upstreamTime: transfer.upstreamTime, outcome: error.map { "upstream_\($0.code)" })
     }
 
     func exchangeAborted(_ reason: ExchangeEnd) {
@@ -154,8 +155,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
         transfer?.cancel()
         // A rejected request body is logged once, by the server's own answer.
         guard case .clientGone = reason else { return }
-        handler.accessLog.record(exchange, route: route, now: handler.loop.now, upstreamTime: transfer?.upstreamTime,
-                                 outcome: "client_gone")
+        handler.record(exchange, route: route, upstreamTime: transfer?.upstreamTime, outcome: "client_gone")
     }
 
     /// Answers the client from the proxy itself (no upstream response was relayed).
@@ -164,8 +164,12 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
         var fields = document.fields
         for field in extraFields { fields.append(name: field.name, value: field.value) }
         exchange.respond(status: document.status, fields: fields, body: document.body)
-        handler.accessLog.record(exchange, route: route, now: handler.loop.now, upstreamTime: nil, outcome: outcome)
+        handler.context.metrics.refused(document.error)
+        handler.record(exchange, route: route, outcome: outcome)
     }
+
+    /// This route's series.
+    var metrics: RouteMetrics { handler.context.metrics.routes[route.index] }
 }
 
 /// The handler for requests answered locally: there is no body to forward.

@@ -13,6 +13,8 @@ struct ProxyContext: Sendable {
     /// By name; routes that inject an identity's token look theirs up here.
     let identities: [String: Identity]
     let accessLog: AccessLog
+    let metrics: ProxyMetrics
+    let metricsEndpoint: MetricsEndpoint
     let logger: Logger
 }
 
@@ -22,7 +24,6 @@ final class ProxyHandler: ServerHandler {
     let upstream: UpstreamClient
     let context: ProxyContext
     var logger: Logger { context.logger }
-    var accessLog: AccessLog { context.accessLog }
 
     init(loop: EventLoop, context: ProxyContext) throws {
         self.loop = loop
@@ -56,6 +57,13 @@ final class ProxyHandler: ServerHandler {
             return answer(exchange, ErrorDocument(status: 400, error: "bad_request",
                 message: "the request target must be an absolute path without dot-segments"))
         }
+        // Metrics name routes and identities and show traffic: only for those who pass the
+        // listener's checks above (see MetricsEndpoint).
+        if MetricsEndpoint.serves(path: target.path) {
+            let response = context.metricsEndpoint.response(method: head.method)
+            exchange.respond(status: response.status, fields: response.fields, body: response.body)
+            return LocalAnswer.shared
+        }
         // Lower-cased only for tables that match on it.
         let routeHost = context.routes.anyRouteNamesHost ? host.map { Substring(RequestTarget.hostWithoutPort($0).lowercased()) } : nil
         guard let route = context.routes.match(listener: exchange.listener.index, path: target.path, host: routeHost) else {
@@ -83,12 +91,29 @@ final class ProxyHandler: ServerHandler {
     }
 
     func serverAnswered(_ exchange: ServerExchange) {
-        accessLog.record(exchange, route: nil, now: loop.now, upstreamTime: nil)
+        if let status = exchange.status { context.metrics.refused(ErrorDocument.code(forStatus: status)) }
+        record(exchange, route: nil)
     }
 
+    func connection(_ event: ConnectionEvent, on listener: ListenerInfo) {
+        switch event {
+        case .opened: context.metrics.openConnections[listener.index].increment()
+        case .closed: context.metrics.openConnections[listener.index].decrement()
+        case .refusedOverCapacity: context.metrics.refused("over_capacity")
+        }
+    }
+
+    /// The end of an exchange: its access-log line and, on a route, its count by status.
+    func record(_ exchange: ServerExchange, route: Route?, upstreamTime: Duration? = nil, outcome: String? = nil) {
+        context.accessLog.record(exchange, route: route, now: loop.now, upstreamTime: upstreamTime, outcome: outcome)
+        if let route, let status = exchange.status { context.metrics.routes[route.index].answered(status: status) }
+    }
+
+    /// Answers with the proxy's own error instead of forwarding.
     private func answer(_ exchange: ServerExchange, _ document: ErrorDocument, route: Route? = nil) -> ExchangeHandler {
         exchange.respond(document)
-        accessLog.record(exchange, route: route, now: loop.now, upstreamTime: nil)
+        context.metrics.refused(document.error)
+        record(exchange, route: route)
         return LocalAnswer.shared
     }
 

@@ -5,6 +5,8 @@ import LatchkeyUpstream
 /// request on it: copying a struct of this many fields would retain each of them.
 final class Route: Sendable {
     let name: String
+    /// Position in the configuration's routes: the index of this route's metrics.
+    let index: Int
     let listeners: Set<Int>
     let pathPrefix: String
     /// Lower-cased Host to match, without port.
@@ -26,13 +28,14 @@ final class Route: Sendable {
     let renewal: RenewalPolicy
 
     /// nil when the upstream URL cannot be taken apart (validation has ruled that out).
-    init?(_ config: RouteConfig, listenerIndex: [String: Int]) {
+    init?(_ config: RouteConfig, index: Int, listenerIndex: [String: Int]) {
         guard let target = UpstreamTarget(url: config.upstream.url) else { return nil }
         let injectedQuery = config.injections.compactMap { injection -> String? in
             if case .query(let name) = injection.target { return name }
             return nil
         }
         name = config.name
+        self.index = index
         listeners = Set(config.listeners.compactMap { listenerIndex[$0] })
         pathPrefix = config.pathPrefix
         host = config.host?.lowercased()
@@ -46,10 +49,7 @@ final class Route: Sendable {
         secretQueryParameters = Set(config.secretQueryParameters + injectedQuery)
         injectedQueryParameters = Set(injectedQuery)
         options = config.upstream.options
-        identity = config.injections.lazy.compactMap { injection -> String? in
-            if case .identity(let name) = injection.source { return name }
-            return nil
-        }.first
+        identity = config.identity
         renewal = config.renewal
     }
 
@@ -71,6 +71,16 @@ final class Route: Sendable {
         if rest.isEmpty { return upstream.basePath.isEmpty ? "/" : upstream.basePath }
         if rest.first != "/" { rest = "/" + rest }
         return upstream.basePath + rest
+    }
+}
+
+extension RouteConfig {
+    /// The identity whose token the route injects, if any (validation allows one).
+    var identity: String? {
+        injections.lazy.compactMap { injection -> String? in
+            if case .identity(let name) = injection.source { return name }
+            return nil
+        }.first
     }
 }
 

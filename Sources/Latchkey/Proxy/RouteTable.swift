@@ -13,7 +13,7 @@ struct RouteTable: Sendable {
 
     init(config: Config) {
         let listenerIndex = Dictionary(uniqueKeysWithValues: config.listeners.enumerated().map { ($1.name, $0) })
-        routes = config.routes.compactMap { Route($0, listenerIndex: listenerIndex) }.sorted { a, b in
+        routes = config.routes.enumerated().compactMap { Route($1, index: $0, listenerIndex: listenerIndex) }.sorted { a, b in
             if a.pathPrefix.count != b.pathPrefix.count { return a.pathPrefix.count > b.pathPrefix.count }
             return (a.host != nil) && (b.host == nil)
         }

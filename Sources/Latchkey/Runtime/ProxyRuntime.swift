@@ -4,6 +4,7 @@ import LatchkeyHTTP
 import LatchkeyLoop
 import LatchkeyServer
 import Logging
+import Prometheus
 import Synchronization
 
 /// A running proxy: the listening sockets, one event loop per configured loop count,
@@ -18,13 +19,16 @@ public final class ProxyRuntime: Sendable {
     private let watcher: SecretWatcher
     private let identities: IdentityRegistry
 
-    /// `sink` receives the access log; nil disables it.
+    /// `sink` receives the access log; nil disables it. The runtime's series are made with
+    /// `metrics`, and `/.latchkey/metrics` renders its registry: the executable passes the
+    /// factory it bootstrapped swift-metrics with, so that one endpoint shows everything.
     public init(config: Config, credentials: CredentialStore, logger: Logger, sink: LogSink?,
-                tokenStore: any TokenStore = MemoryTokenStore()) throws {
+                tokenStore: any TokenStore = MemoryTokenStore(),
+                metrics: PrometheusMetricsFactory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())) throws {
         self.config = config
         self.logger = logger
         identities = try IdentityRegistry(config: config, credentials: credentials, store: tokenStore,
-                                          logger: Logger(label: "latchkey.auth"))
+                                          logger: Logger(label: "latchkey.auth"), metrics: metrics)
         var sockets: [ListeningSocket] = []
         for (index, listener) in config.listeners.enumerated() {
             do {
@@ -45,6 +49,8 @@ public final class ProxyRuntime: Sendable {
             identities: identities.identities,
             accessLog: AccessLog(sink: sink, enabled: config.logging.accessLog,
                                  secretQueryParameters: routes.allSecretQueryParameters),
+            metrics: ProxyMetrics(config: config, factory: metrics),
+            metricsEndpoint: MetricsEndpoint(registry: metrics.registry),
             logger: logger
         )
         let settings = ConnectionSettings(config.limits, loops: config.server.resolvedLoops)

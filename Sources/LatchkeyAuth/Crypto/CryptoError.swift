@@ -19,6 +19,10 @@ public struct CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
         case signingFailed
         /// A service account key file without a required field, or not JSON.
         case invalidServiceAccountKey
+        case encryptionFailed
+        /// An AEAD tag that does not match: another key sealed the data, or it was altered.
+        case authenticationFailed
+        case decryptionFailed
     }
 
     public let code: Code

@@ -31,14 +31,19 @@ public final class Identity: Sendable {
 
     private struct State: ~Copyable {
         var lifecycle: TokenLifecycle
+        /// `start` has not read the store yet: requests wait instead of starting a token
+        /// request that the stored token would make needless.
+        var restoring: Bool
         var waiters: [Waiter] = []
         var timer: Task<Void, Never>?
         var timerDeadline: Date?
     }
 
+    /// `waitsForStart`: requests wait until `start` has restored the stored token (a
+    /// server accepts requests before the store is read).
     public init(
         name: String, source: any TokenSource, store: any TokenStore, events: any AuthEventSink,
-        initialToken: TokenSet? = nil, timing: TokenTiming = .init(), backoff: Backoff = .init(),
+        initialToken: TokenSet? = nil, waitsForStart: Bool = false, timing: TokenTiming = .init(), backoff: Backoff = .init(),
         clock: @escaping @Sendable () -> Date = { Date() },
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
@@ -48,7 +53,8 @@ public final class Identity: Sendable {
         self.events = events
         self.clock = clock
         self.random = random
-        state = Mutex(State(lifecycle: TokenLifecycle(token: initialToken, timing: timing, backoff: backoff, canGrant: source.canGrant)))
+        state = Mutex(State(lifecycle: TokenLifecycle(token: initialToken, timing: timing, backoff: backoff, canGrant: source.canGrant),
+                            restoring: waitsForStart))
     }
 
     deinit {
@@ -77,7 +83,8 @@ public final class Identity: Sendable {
         settle(waiter) { $0.rejected(generation: generation, now: now) }
     }
 
-    /// Loads the stored token, if any, then acquires one at once when `eagerly`.
+    /// Loads the stored token, if any, answers the requests that waited for it, then
+    /// acquires one at once when `eagerly`.
     public func start(eagerly: Bool) async {
         do {
             if let stored = try await store.load(identity: name) {
@@ -86,6 +93,8 @@ public final class Identity: Sendable {
         } catch {
             events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot load the stored token: \(error)"))
         }
+        state.withLock { $0.restoring = false }
+        flushWaiters()
         if eagerly { demand { _ in } }
         reschedule()
     }
@@ -106,6 +115,37 @@ public final class Identity: Sendable {
         events.record(AuthEvent(identity: name, kind: .loggedOut))
     }
 
+    /// The store holds something else now, put there by another process (`latchkey login`
+    /// or `logout` beside this server): take it as it is, without writing it back; the
+    /// waiting requests get the new token and the refresh timer follows it.
+    public func storeChanged(_ change: StoreChange) {
+        let event: AuthEvent
+        switch change {
+        case .stored(let token):
+            let taken = state.withLock { state -> Bool in
+                guard state.lifecycle.token != token else { return false }
+                state.lifecycle.replace(with: token)
+                return true
+            }
+            guard taken else { return }
+            event = AuthEvent(identity: name, kind: .acquired, detail: "taken from the token store")
+        case .removed:
+            let dropped = state.withLock { state -> Bool in
+                guard state.lifecycle.token != nil else { return false }
+                state.lifecycle.logOut(reason: "logged out")
+                return true
+            }
+            guard dropped else { return }
+            event = AuthEvent(identity: name, kind: .loggedOut, detail: "removed from the token store")
+        case .unreadable(let reason):
+            events.record(AuthEvent(identity: name, kind: .failed, detail: "the token store changed but cannot be read: \(reason)"))
+            return
+        }
+        flushWaiters()
+        reschedule()
+        events.record(event)
+    }
+
     /// The lifecycle as it is now, for status reports.
     public var snapshot: TokenLifecycle { state.withLock { $0.lifecycle } }
 
@@ -113,6 +153,10 @@ public final class Identity: Sendable {
 
     private func settle(_ waiter: @escaping Waiter, _ decide: (inout TokenLifecycle) -> TokenLifecycle.Demand) {
         let decision = state.withLock { state -> TokenLifecycle.Demand in
+            if state.restoring {
+                state.waiters.append(waiter)
+                return .wait(start: nil)
+            }
             let decision = decide(&state.lifecycle)
             if case .wait = decision { state.waiters.append(waiter) }
             return decision
@@ -136,14 +180,34 @@ public final class Identity: Sendable {
     private func run(_ first: AcquisitionKind) async {
         var kind = first
         while true {
-            let refreshToken = state.withLock { $0.lifecycle.token?.refreshToken }
+            // The winner's double check (as oauth2-proxy reloads the session before it
+            // refreshes): another process may have stored a newer token meanwhile, a login
+            // or another replica's refresh, whose refresh token may have replaced ours.
+            if let stored = await newerStoredToken() {
+                let now = clock()
+                let decision = update { lifecycle -> TokenLifecycle.Demand in
+                    lifecycle.replace(with: stored)
+                    return lifecycle.demand(now: now)
+                }
+                events.record(AuthEvent(identity: name, kind: .acquired, detail: "a newer token was in the token store"))
+                guard case .wait(let start?) = decision else { break }
+                kind = start
+            }
+            let (refreshToken, generation) = state.withLock { ($0.lifecycle.token?.refreshToken, $0.lifecycle.generation) }
+            // A token another process stored while the request was out (`storeChanged`)
+            // wins: neither the request's token nor its failure may replace it, or clear
+            // the store under a fresh login.
+            func replacedMeanwhile() -> Bool { state.withLock { $0.lifecycle.generation != generation } }
             do throws(AcquisitionFailure) {
-                let token = try await source.acquire(kind, refreshToken: kind == .refresh ? refreshToken : nil, now: clock())
+                let answer = try await source.acquire(kind, refreshToken: kind == .refresh ? refreshToken : nil, now: clock())
+                if replacedMeanwhile() { break }
+                let token = state.withLock { $0.lifecycle.completed(answer, kind: kind) }
                 await persist(token)
                 update { $0.succeeded(token, kind: kind) }
                 events.record(AuthEvent(identity: name, kind: kind == .refresh ? .refreshed : .acquired))
                 break
             } catch {
+                if replacedMeanwhile() { break }
                 let now = clock(), unit = random()
                 let next = update { $0.failed(error, kind: kind, now: now, unit: unit) }
                 events.record(AuthEvent(identity: name, kind: .failed, detail: error.message))
@@ -161,6 +225,22 @@ public final class Identity: Sendable {
         reschedule()
     }
 
+    /// A stored token obtained after the one held, and not the same one. Access tokens are
+    /// compared, not whole values: a token read back from a file may differ in the last
+    /// bit of its times, and one whose refresh token was just refused differs only there.
+    private func newerStoredToken() async -> TokenSet? {
+        let stored: TokenSet?
+        do {
+            stored = try await store.load(identity: name)
+        } catch {
+            events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot load the stored token: \(error)"))
+            return nil
+        }
+        let held = snapshot.token
+        guard let stored, stored.accessToken != held?.accessToken, stored.obtainedAt > held?.obtainedAt ?? .distantPast else { return nil }
+        return stored
+    }
+
     /// Saves before the token is handed out: a rotated refresh token must be on disk before
     /// anything can use (and so invalidate) it. A store that fails is reported, and the
     /// token is still used: losing it on restart beats failing every request now.
@@ -176,6 +256,7 @@ public final class Identity: Sendable {
     private func flushWaiters() {
         let now = clock()
         let answered = state.withLock { state -> [(Waiter, TokenLifecycle.Demand)] in
+            if state.restoring { return [] }
             let waiters = state.waiters
             state.waiters.removeAll()
             return waiters.map { ($0, state.lifecycle.demand(now: now)) }

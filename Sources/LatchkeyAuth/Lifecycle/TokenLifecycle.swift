@@ -109,12 +109,18 @@ public struct TokenLifecycle: Sendable {
         return kind
     }
 
-    /// The token request of `kind` succeeded.
-    public mutating func succeeded(_ new: TokenSet, kind: AcquisitionKind) {
+    /// The token a successful request of `kind` leaves: what it answered, completed from
+    /// the current token. This, not the bare answer, is what must be stored.
+    public func completed(_ new: TokenSet, kind: AcquisitionKind) -> TokenSet {
         var new = new
         // RFC 6749 §6: a refresh answer without a refresh token means the old one stays.
         if kind == .refresh, new.refreshToken == nil { new.refreshToken = token?.refreshToken }
-        token = new
+        return new
+    }
+
+    /// The token request of `kind` succeeded.
+    public mutating func succeeded(_ new: TokenSet, kind: AcquisitionKind) {
+        token = completed(new, kind: kind)
         generation += 1
         rejected = false
         failures = 0

@@ -15,7 +15,9 @@ public protocol TokenSource: Sendable {
     func acquire(_ kind: AcquisitionKind, refreshToken: String?, now: Date) async throws(AcquisitionFailure) -> TokenSet
 }
 
-/// Keeps tokens across restarts. The token-store issue adds the encrypted file and Redis.
+/// Keeps tokens across restarts: `FileTokenStore` by default, `MemoryTokenStore` for runs
+/// that keep nothing. Every implementation passes the one conformance suite
+/// (TokenStoreConformanceTests).
 public protocol TokenStore: Sendable {
     func load(identity: String) async throws -> TokenSet?
     /// Called before a new token is handed out, so that a rotated refresh token is kept

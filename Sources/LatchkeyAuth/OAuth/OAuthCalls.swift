@@ -30,7 +30,7 @@ public func requestDeviceAuthorization(
 
 /// Revokes a token (RFC 7009 §2.2: any 200 is success, whatever the token's state was).
 public func revokeToken(
-    _ request: RevocationRequest, client: AuthHTTPClient, options: UpstreamOptions, now: Date
+    _ request: TokenSubmission, client: AuthHTTPClient, options: UpstreamOptions, now: Date
 ) async throws(TokenEndpointError) {
     try await client.call(request.httpRequest(options: options)) { response throws(TokenEndpointError) in
         guard response.isSuccess else { throw OAuthResponse.failure(response, now: now) }
@@ -54,29 +54,6 @@ public func fetchDiscoveryDocument(
         }
     }
     throw failure
-}
-
-/// Whether the server still accepts an access token, asked of the OIDC userinfo endpoint
-/// (as Auth0's SDKs validate a stored token on start).
-public enum TokenValidity: Sendable, Equatable {
-    /// 2xx.
-    case valid
-    /// 401: expired or revoked.
-    case invalid
-}
-
-/// GET with the token as a Bearer credential: 2xx is `.valid`, 401 `.invalid`, anything
-/// else an error (the server could not say).
-public func checkToken(
-    _ accessToken: String, userinfoEndpoint: String, client: AuthHTTPClient, options: UpstreamOptions, now: Date
-) async throws(TokenEndpointError) -> TokenValidity {
-    let fields: HTTPFields = ["Authorization": "Bearer " + accessToken, "Accept": "application/json"]
-    let request = AuthHTTPRequest(method: "GET", url: userinfoEndpoint, fields: fields, options: options)
-    return try await client.call(request) { response throws(TokenEndpointError) in
-        if response.isSuccess { return .valid }
-        if response.status == 401 { return .invalid }
-        throw OAuthResponse.failure(response, now: now)
-    }
 }
 
 extension AuthHTTPClient {

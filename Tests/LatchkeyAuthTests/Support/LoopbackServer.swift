@@ -17,9 +17,8 @@ final class LoopbackServer: Sendable {
         case silence
     }
 
-    let port: UInt16
-    private let listenFD: Int32
-    private let shared = Shared()
+    private let listener: LoopbackListener
+    private let shared: Shared
 
     /// What the connection threads and the tests share.
     private final class Shared: Sendable {
@@ -28,75 +27,36 @@ final class LoopbackServer: Sendable {
 
     private struct State {
         var requests: [ServerRequest] = []
-        var stopped = false
         /// Connections whose peer has closed them since they were accepted.
         var closedByPeer = 0
     }
 
+    var port: UInt16 { listener.port }
     var url: String { "http://127.0.0.1:\(port)" }
     var requests: [ServerRequest] { shared.state.withLock { $0.requests } }
     var closedByPeer: Int { shared.state.withLock { $0.closedByPeer } }
 
     init(respond: @escaping @Sendable (ServerRequest) -> Reply) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard fd >= 0, bound == 0, listen(fd, 128) == 0 else {
-            close(fd)
-            throw LoopbackServerError.socket(errno)
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        listenFD = fd
-        port = UInt16(bigEndian: address.sin_port)
-        let shared = self.shared
-        Thread {
-            while true {
-                let client = accept(fd, nil, nil)
-                if client < 0 {
-                    if errno == EINTR { continue }
-                    // Stopped: only now is the fd number free for reuse.
-                    close(fd)
-                    return
+        let shared = Shared()
+        self.shared = shared
+        listener = try LoopbackListener { client in
+            let connection = ServerConnection(fd: client)
+            defer { close(client) }
+            while let request = connection.readRequest() {
+                shared.state.withLock { $0.requests.append(request) }
+                switch respond(request) {
+                case .bytes(let bytes):
+                    connection.write(bytes)
+                case .silence:
+                    connection.waitForClose()
                 }
-                Thread {
-                    let connection = ServerConnection(fd: client)
-                    defer { close(client) }
-                    while let request = connection.readRequest() {
-                        shared.state.withLock { $0.requests.append(request) }
-                        switch respond(request) {
-                        case .bytes(let bytes):
-                            connection.write(bytes)
-                        case .silence:
-                            connection.waitForClose()
-                        }
-                    }
-                    shared.state.withLock { $0.closedByPeer += 1 }
-                }.start()
             }
-        }.start()
-    }
-
-    /// Stops accepting: shutdown(2) refuses new connections and wakes the blocked accept,
-    /// whose thread then closes the fd. Closing it here instead would let a later server
-    /// reuse the number while that thread could still call accept on it, and serve the
-    /// later server's connections with this one's answers.
-    func stop() {
-        let first = shared.state.withLock { state in
-            defer { state.stopped = true }
-            return !state.stopped
+            shared.state.withLock { $0.closedByPeer += 1 }
         }
-        guard first else { return }
-        shutdown(listenFD, Int32(SHUT_RDWR))
     }
 
-    deinit { stop() }
+    /// Stops accepting.
+    func stop() { listener.stop() }
 
     /// A loopback port that nothing listens on (free a moment ago).
     static func closedPort() throws -> UInt16 {
@@ -116,10 +76,6 @@ extension LoopbackServer.Reply {
     static func json(_ status: Int, _ body: String, _ fields: [(String, String)] = []) -> Self {
         response(status, [("Content-Type", "application/json")] + fields, body: body)
     }
-}
-
-enum LoopbackServerError: Error {
-    case socket(Int32)
 }
 
 /// A request as the server read it off the wire.

@@ -1,6 +1,5 @@
 import Foundation
 import LatchkeyTestSupport
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,79 +8,23 @@ import Glibc
 /// connection runs `handler` on a thread of its own with full control of the bytes: slow
 /// chunks, delays, resets (SO_LINGER 0), echoes.
 final class TestServer: Sendable {
-    let port: UInt16
-    private let listenFD: Int32
-    private let accepted = AcceptCounter()
-
-    /// Connections accepted so far.
-    var acceptCount: Int { accepted.count.withLock { $0 } }
+    private let listener: LoopbackListener
 
     init(handler: @escaping @Sendable (TestConnection) -> Void) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw TestServerError.socket(errno) }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        listener = try LoopbackListener { fd in
+            let connection = TestConnection(fd: fd)
+            handler(connection)
+            connection.close()
         }
-        guard bound == 0, listen(fd, 64) == 0 else {
-            close(fd)
-            throw TestServerError.socket(errno)
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        listenFD = fd
-        port = UInt16(bigEndian: address.sin_port)
-        let accepted = self.accepted
-        let thread = Thread {
-            while true {
-                let client = accept(fd, nil, nil)
-                if client < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                accepted.count.withLock { $0 += 1 }
-                let connectionThread = Thread {
-                    let connection = TestConnection(fd: client)
-                    handler(connection)
-                    connection.close()
-                }
-                connectionThread.start()
-            }
-        }
-        thread.start()
     }
 
-    /// Stops accepting (wakes the blocked accept). Idempotent: a second close(2) could hit
-    /// an fd number another thread has reused since.
-    func stop() {
-        let first = accepted.stopped.withLock { stopped in
-            defer { stopped = true }
-            return !stopped
-        }
-        guard first else { return }
-        shutdown(listenFD, Int32(SHUT_RDWR))
-        close(listenFD)
-    }
-
-    deinit { stop() }
-
+    var port: UInt16 { listener.port }
+    /// Connections accepted so far.
+    var acceptCount: Int { listener.acceptCount }
     var baseURL: String { "http://127.0.0.1:\(port)" }
-}
 
-final class AcceptCounter: Sendable {
-    let count = Mutex(0)
-    let stopped = Mutex(false)
-}
-
-enum TestServerError: Error {
-    case socket(Int32)
+    /// Stops accepting.
+    func stop() { listener.stop() }
 }
 
 /// A request as the test server read it off the wire.

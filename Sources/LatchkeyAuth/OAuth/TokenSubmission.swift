@@ -1,10 +1,12 @@
 import LatchkeyUpstream
 
-/// Token revocation (RFC 7009 §2.1), as a logout does it.
-public struct RevocationRequest: Sendable {
+/// A token sent to the revocation endpoint (RFC 7009 §2.1), as a logout does, or to the
+/// introspection endpoint (RFC 7662 §2.1), as a start-up check does: the two requests are
+/// the same form, `token` with an optional `token_type_hint`, and client authentication.
+public struct TokenSubmission: Sendable {
     public var endpoint: String
     public var token: String
-    /// `refresh_token` or `access_token` (RFC 7009 §2.1); a hint the server may ignore.
+    /// `refresh_token` or `access_token`; a hint the server may ignore.
     public var tokenTypeHint: String?
     public var clientAuthentication: ClientAuthentication?
 

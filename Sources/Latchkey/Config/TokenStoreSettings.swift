@@ -1,0 +1,36 @@
+import LatchkeyAuth
+
+/// Where identities keep their tokens between runs (`store:`).
+public struct TokenStoreSettings: Sendable, Equatable {
+    public enum Kind: String, Sendable, Equatable, CaseIterable {
+        /// One private file per identity, sealed when a key is given.
+        case file
+        /// Nothing survives the process: for throwaway runs.
+        case memory
+    }
+
+    public var kind: Kind
+    /// The file store's directory; nil for the default, `$XDG_STATE_HOME/latchkey` or
+    /// `~/.local/state/latchkey`, found when the store is opened.
+    public var directory: String?
+    /// A file holding the key that seals the file store; the key may also come from
+    /// `LATCHKEY_STORE_KEY` or a systemd credential.
+    public var keyFile: String?
+
+    public init(kind: Kind = .file, directory: String? = nil, keyFile: String? = nil) {
+        self.kind = kind
+        self.directory = directory
+        self.keyFile = keyFile
+    }
+
+    /// The file store's directory. The XDG Base Directory Specification: `$XDG_STATE_HOME`
+    /// when set to an absolute path (a relative one is invalid and ignored), else
+    /// `$HOME/.local/state`.
+    public func resolvedDirectory(environment: [String: String]) throws(TokenStoreError) -> String {
+        if let directory { return directory }
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/latchkey" }
+        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/state/latchkey" }
+        throw TokenStoreError(.unusablePath, "cannot find the token store's directory: neither XDG_STATE_HOME nor HOME is an absolute path; "
+            + "set store.path in the configuration")
+    }
+}

@@ -1,0 +1,46 @@
+import CoreMetrics
+
+/// The data plane's metrics (README, "Metrics"), made once at start through a swift-metrics
+/// factory. Every series that can exist is made here, so each is exported from 0 on: a rate
+/// over a series that appears only with its first event would miss that event. Labels are
+/// configuration names and fixed words only, never anything a request carries.
+struct ProxyMetrics: Sendable {
+    /// By `Route.index`.
+    let routes: [RouteMetrics]
+    /// `latchkey_open_connections{listener}`, by listener index.
+    let openConnections: [Meter]
+    /// `latchkey_refused_requests_total{reason}`, by the `error` code of the proxy's answer.
+    private let refusals: [String: Counter]
+
+    /// Every `error` code of an answer the proxy makes instead of forwarding, except the
+    /// upstream failures (counted by kind, per route).
+    static let refusalReasons = [
+        // The server's own answers, before any handler.
+        "bad_request", "request_timeout", "payload_too_large", "uri_too_long", "headers_too_large",
+        "not_implemented", "http_version_not_supported", "over_capacity",
+        // The listener's checks and routing.
+        "unknown_host", "unauthorized", "forbidden", "no_route",
+        // A route's checks and its identity.
+        "cross_site", "credential_unavailable", "token_rejected", "login_required", "identity_unavailable",
+        // A code missing from this list (asserted against in debug builds).
+        "other",
+    ]
+
+    init(config: Config, factory: any MetricsFactory) {
+        routes = config.routes.map { route in
+            RouteMetrics(route: route.name, renewsTokens: route.identity != nil, factory: factory)
+        }
+        openConnections = config.listeners.map { listener in
+            Meter(label: "latchkey_open_connections", dimensions: [("listener", listener.name)], factory: factory)
+        }
+        refusals = Dictionary(uniqueKeysWithValues: Self.refusalReasons.map { reason in
+            (reason, Counter(label: "latchkey_refused_requests_total", dimensions: [("reason", reason)], factory: factory))
+        })
+    }
+
+    /// The proxy answered with its own error `code` instead of forwarding the request.
+    func refused(_ code: String) {
+        assert(refusals[code] != nil, "add \(code) to ProxyMetrics.refusalReasons")
+        (refusals[code] ?? refusals["other"])?.increment()
+    }
+}

@@ -1,0 +1,67 @@
+import CoreMetrics
+import LatchkeyLoop
+import LatchkeyUpstream
+
+/// One route's series, made once at start: a request that ends increments a counter it
+/// reaches by index, and never builds a label or looks a series up by its labels.
+final class RouteMetrics: Sendable {
+    /// `latchkey_requests_total{route, status_class}`: [0] counts 1xx, … [4] 5xx.
+    private let requests: [Counter]
+    /// `latchkey_upstream_failures_total{route, kind}`.
+    private let upstreamFailures: [UpstreamError.Code: Counter]
+    /// `latchkey_upstream_duration_seconds{route}`: from the start of an upstream transfer to
+    /// its last byte, for transfers that completed.
+    private let upstreamDuration: CoreMetrics.Timer
+    /// `latchkey_token_renewals_total{route}`: the upstream refused the identity's token and
+    /// it was renewed. Nil on a route without an identity.
+    let tokenRenewals: Counter?
+    /// `latchkey_token_replays_total{route}`: a request sent again with the renewed token.
+    let tokenReplays: Counter?
+
+    static let statusClasses = ["1xx", "2xx", "3xx", "4xx", "5xx"]
+
+    init(route: String, renewsTokens: Bool, factory: any MetricsFactory) {
+        requests = Self.statusClasses.map { statusClass in
+            Counter(label: "latchkey_requests_total", dimensions: [("route", route), ("status_class", statusClass)], factory: factory)
+        }
+        upstreamFailures = Dictionary(uniqueKeysWithValues: UpstreamError.Code.allCases.map { code in
+            (code, Counter(label: "latchkey_upstream_failures_total", dimensions: [("route", route), ("kind", code.metricLabel)], factory: factory))
+        })
+        upstreamDuration = CoreMetrics.Timer(label: "latchkey_upstream_duration_seconds", dimensions: [("route", route)], factory: factory)
+        tokenRenewals = renewsTokens ? Counter(label: "latchkey_token_renewals_total", dimensions: [("route", route)], factory: factory) : nil
+        tokenReplays = renewsTokens ? Counter(label: "latchkey_token_replays_total", dimensions: [("route", route)], factory: factory) : nil
+    }
+
+    /// A response with `status` went to the client (relayed, or the proxy's own).
+    func answered(status: Int) {
+        let index = status / 100 - 1
+        guard requests.indices.contains(index) else { return }
+        requests[index].increment()
+    }
+
+    func upstreamFailed(_ code: UpstreamError.Code) {
+        upstreamFailures[code]?.increment()
+    }
+
+    func upstreamCompleted(after duration: Duration) {
+        upstreamDuration.recordNanoseconds(Int64(clamping: duration.nanosecondsClamped))
+    }
+}
+
+extension UpstreamError.Code {
+    /// The `kind` label: the code in the snake case of metric labels.
+    var metricLabel: String {
+        switch self {
+        case .connectFailed: "connect_failed"
+        case .resolveFailed: "resolve_failed"
+        case .connectTimeout: "connect_timeout"
+        case .firstByteTimeout: "first_byte_timeout"
+        case .idleTimeout: "idle_timeout"
+        case .tls: "tls"
+        case .sendFailed: "send_failed"
+        case .receiveFailed: "receive_failed"
+        case .cancelled: "cancelled"
+        case .other: "other"
+        }
+    }
+}

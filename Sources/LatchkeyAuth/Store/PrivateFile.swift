@@ -1,0 +1,196 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LatchkeyLoop
+
+/// The file operations of the token store and its key files, each with the check that
+/// keeps secrets private: what holds a token or a key belongs to the user running
+/// Latchkey and is closed to everyone else, as ssh insists for its keys.
+enum PrivateFile {
+    /// What a checked path is: its name in messages, the chmod that fixes it, and how
+    /// strictly it is checked.
+    struct Kind {
+        var noun: String
+        var privateMode: String
+        /// Key files may sit behind links (Kubernetes mounts secrets so); store files never do.
+        var followsLinks = false
+        /// As OpenSSH accepts for its files, root owning a key file does not expose it.
+        var rootMayOwn = false
+        /// False for systemd credentials: systemd makes them private to the service itself,
+        /// with an ACL whose mask shows in the group bits.
+        var checksPermissions = true
+
+        static let storeDirectory = Kind(noun: "store directory", privateMode: "700")
+        static let storeFile = Kind(noun: "store file", privateMode: "600")
+        static let lockFile = Kind(noun: "store lock file", privateMode: "600")
+        static let keyFile = Kind(noun: "key file", privateMode: "600", followsLinks: true, rootMayOwn: true)
+        static let systemdCredential = Kind(noun: "systemd credential", privateMode: "600", followsLinks: true, checksPermissions: false)
+    }
+
+    /// Store files are small; anything larger is not one.
+    static let maxBytes = 1 << 20
+    /// In the names of temporary files: `.<file>.tmp-<random>`.
+    static let temporaryMarker = ".tmp-"
+
+    /// Refuses what others could read or write, or what another user owns.
+    static func requirePrivate(_ info: stat, _ path: String, _ kind: Kind) throws(TokenStoreError) {
+        guard kind.checksPermissions else { return }
+        let owner = info.st_uid, me = geteuid()
+        guard owner == me || (kind.rootMayOwn && owner == 0) else {
+            throw TokenStoreError(.unsafePermissions, "\(kind.noun) \(path) is owned by uid \(owner), not by uid \(me) that runs Latchkey; "
+                + "it must belong to that user")
+        }
+        let mode = info.st_mode & 0o7777
+        guard mode & 0o077 == 0 else {
+            throw TokenStoreError(.unsafePermissions, "\(kind.noun) \(path) is accessible by others (mode \(octal(mode))); "
+                + "run chmod \(kind.privateMode) \(path)")
+        }
+    }
+
+    /// The whole of a private regular file and what fstat(2) said of it, or nil when there
+    /// is none.
+    static func read(_ path: String, _ kind: Kind) throws(TokenStoreError) -> (bytes: [UInt8], info: stat)? {
+        let flags = O_RDONLY | O_CLOEXEC | (kind.followsLinks ? 0 : O_NOFOLLOW)
+        let fd: Int32
+        do {
+            fd = try systemCall("open") { open(path, flags) }
+        } catch {
+            if error.errno == ENOENT { return nil }
+            if error.errno == ELOOP { throw TokenStoreError(.unusablePath, "\(kind.noun) \(path) is a symbolic link; it must be a regular file") }
+            throw TokenStoreError(.unusablePath, "cannot open \(kind.noun) \(path): \(reason(error))")
+        }
+        defer { close(fd) }
+        let info = try status(of: fd, path, kind)
+        guard info.st_mode & S_IFMT == S_IFREG else { throw TokenStoreError(.unusablePath, "\(kind.noun) \(path) is not a regular file") }
+        try requirePrivate(info, path, kind)
+        var contents: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        defer { StoreKey.wipe(&chunk) }
+        while true {
+            let count: Int
+            do throws(SystemError) {
+                count = try chunk.withUnsafeMutableBytes { buffer in
+                    Result { () throws(SystemError) in try systemCall("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) } }
+                }.get()
+            } catch {
+                StoreKey.wipe(&contents)
+                throw TokenStoreError(.unusablePath, "cannot read \(kind.noun) \(path): \(reason(error))")
+            }
+            if count == 0 { return (contents, info) }
+            contents.append(contentsOf: chunk[..<count])
+            if contents.count > maxBytes {
+                StoreKey.wipe(&contents)
+                throw TokenStoreError(.unusablePath, "\(kind.noun) \(path) is larger than \(maxBytes) bytes")
+            }
+        }
+    }
+
+    /// Replaces `path` so that a reader sees the old file or the new one, never a part,
+    /// and the new one survives a crash: a fresh 0600 file beside it, written whole,
+    /// fsync'ed, renamed over the old one, then the directory fsync'ed so that the rename
+    /// itself is on disk.
+    static func replace(_ path: String, in directory: String, with bytes: [UInt8]) throws(TokenStoreError) {
+        let (temporary, fd) = try createTemporary(beside: path, in: directory)
+        do throws(SystemError) {
+            defer { close(fd) }
+            var written = 0
+            while written < bytes.count {
+                written += try bytes[written...].withUnsafeBytes { rest in
+                    Result { () throws(SystemError) in try systemCall("write") { write(fd, rest.baseAddress, rest.count) } }
+                }.get()
+            }
+            _ = try systemCall("fsync") { fsync(fd) }
+        } catch {
+            unlink(temporary)
+            throw TokenStoreError(.writeFailed, "cannot write \(temporary): \(reason(error))")
+        }
+        do throws(SystemError) {
+            _ = try systemCall("rename") { rename(temporary, path) }
+        } catch {
+            unlink(temporary)
+            throw TokenStoreError(.writeFailed, "cannot rename \(temporary) to \(path): \(reason(error))")
+        }
+        try syncDirectory(directory)
+    }
+
+    /// Removes `path` for good (the unlink reaches the disk); nothing to do when it is gone.
+    static func remove(_ path: String, in directory: String) throws(TokenStoreError) {
+        do throws(SystemError) {
+            _ = try systemCall("unlink") { unlink(path) }
+        } catch {
+            if error.errno == ENOENT { return }
+            throw TokenStoreError(.writeFailed, "cannot remove \(path): \(reason(error))")
+        }
+        try syncDirectory(directory)
+    }
+
+    /// Renames `path` to `target` unless `target` exists (link, then unlink: link(2)
+    /// never replaces), making the result durable.
+    static func moveAside(_ path: String, to target: String, in directory: String) throws(TokenStoreError) {
+        do throws(SystemError) {
+            _ = try systemCall("link") { link(path, target) }
+            _ = try systemCall("unlink") { unlink(path) }
+        } catch {
+            throw TokenStoreError(.writeFailed, "cannot move \(path) aside to \(target): \(reason(error))")
+        }
+        try syncDirectory(directory)
+    }
+
+    static func status(of fd: Int32, _ path: String, _ kind: Kind) throws(TokenStoreError) -> stat {
+        var info = stat()
+        do throws(SystemError) {
+            _ = try systemCall("fstat") { fstat(fd, &info) }
+        } catch {
+            throw TokenStoreError(.unusablePath, "cannot stat \(kind.noun) \(path): \(reason(error))")
+        }
+        return info
+    }
+
+    /// "0755".
+    static func octal(_ mode: mode_t) -> String {
+        String(mode, radix: 8).leftPadded(to: 4)
+    }
+
+    /// strerror's words for a failed call.
+    static func reason(_ error: SystemError) -> String {
+        String(cString: strerror(error.errno))
+    }
+
+    /// O_EXCL with a random name: never opens a file someone else put there.
+    private static func createTemporary(beside path: String, in directory: String) throws(TokenStoreError) -> (String, Int32) {
+        let base = path.split(separator: "/").last.map(String.init) ?? "store"
+        while true {
+            let suffix: String
+            do {
+                suffix = try SecureRandom.urlSafeString(byteCount: 6)
+            } catch {
+                throw TokenStoreError(.writeFailed, "cannot name a temporary file in \(directory): \(error)")
+            }
+            let temporary = "\(directory)/.\(base)\(temporaryMarker)\(suffix)"
+            do {
+                let fd = try systemCall("open") { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+                return (temporary, fd)
+            } catch {
+                if error.errno == EEXIST { continue }
+                throw TokenStoreError(.writeFailed, "cannot create \(temporary): \(reason(error))")
+            }
+        }
+    }
+
+    private static func syncDirectory(_ directory: String) throws(TokenStoreError) {
+        do throws(SystemError) {
+            let fd = try systemCall("open") { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+            defer { close(fd) }
+            _ = try systemCall("fsync") { fsync(fd) }
+        } catch {
+            throw TokenStoreError(.writeFailed, "cannot sync store directory \(directory): \(reason(error))")
+        }
+    }
+}
+
+extension String {
+    /// "7" → "07" for width 2: numbers in file names and modes.
+    func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
+    }
+}

@@ -1,0 +1,93 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import LatchkeyLoop
+
+/// The directory of a file store: one `<identity>.json` per identity, the lock file, and
+/// the temporary and moved-aside files beside them.
+struct StoreDirectory: Sendable {
+    let path: String
+
+    /// Creates the directory (and missing parents) with mode 0700, then refuses it unless
+    /// it belongs to the user running Latchkey and is closed to everyone else.
+    init(creating path: String) throws(TokenStoreError) {
+        self.path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        try Self.makeDirectories(self.path)
+        var info = stat()
+        do throws(SystemError) {
+            _ = try systemCall("stat") { stat(self.path, &info) }
+        } catch {
+            throw TokenStoreError(.unusablePath, "cannot stat store directory \(self.path): \(PrivateFile.reason(error))")
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            throw TokenStoreError(.unusablePath, "store directory \(self.path) is not a directory")
+        }
+        try PrivateFile.requirePrivate(info, self.path, .storeDirectory)
+    }
+
+    /// The file of `identity`. Names pass through when they are made of letters, digits,
+    /// '-', '_' and '.' (as config names are) and do not start with '.'; any other byte
+    /// becomes %XX, so that no name can reach outside the directory, hide as a dot file or
+    /// collide with another.
+    func file(for identity: String) throws(TokenStoreError) -> String {
+        guard !identity.isEmpty else { throw TokenStoreError(.invalidIdentity, "an identity needs a name to be stored") }
+        var name = ""
+        for (offset, byte) in identity.utf8.enumerated() {
+            let plain = (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+                || (byte == UInt8(ascii: ".") && offset > 0)
+            name += plain ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+        }
+        // NAME_MAX is 255; leave room for the suffixes of temporary and moved-aside files.
+        guard name.utf8.count <= 200 else {
+            throw TokenStoreError(.invalidIdentity, "the identity name is too long to name a store file")
+        }
+        return "\(path)/\(name).json"
+    }
+
+    /// Where a corrupt `file` goes: `<file>.corrupt-<UTC time>`, numbered when that exists.
+    func quarantine(_ file: String, now: Date) -> String {
+        var seconds = time_t(now.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        let stamp = String(parts.tm_year + 1900) + [parts.tm_mon + 1, parts.tm_mday].map { String($0).leftPadded(to: 2) }.joined()
+            + "T" + [parts.tm_hour, parts.tm_min, parts.tm_sec].map { String($0).leftPadded(to: 2) }.joined() + "Z"
+        let base = "\(file).corrupt-\(stamp)"
+        var candidate = base
+        var number = 1
+        while FileSignature(path: candidate) != nil {
+            number += 1
+            candidate = "\(base)-\(number)"
+        }
+        return candidate
+    }
+
+    /// Removes the temporary files of writes a crash interrupted (each holds a token). The
+    /// caller holds the exclusive lock, so no write is under way.
+    func removeInterruptedWrites() {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        for name in names where name.hasPrefix(".") && name.contains(PrivateFile.temporaryMarker) {
+            unlink("\(path)/\(name)")
+        }
+    }
+
+    /// mkdir -p with mode 0700 for what is missing; existing parents are left as they are.
+    private static func makeDirectories(_ path: String) throws(TokenStoreError) {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            do throws(SystemError) {
+                _ = try systemCall("mkdir") { mkdir(prefix, 0o700) }
+            } catch where error.errno == EEXIST {
+                continue
+            } catch {
+                throw TokenStoreError(.unusablePath, "cannot create store directory \(prefix): \(PrivateFile.reason(error))")
+            }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What the store keeps for one identity. A record rather than a bare token so that the
+/// identity's cookie jar can join the token in the same file (and under the same seal).
+struct StoredRecord: Codable, Equatable, Sendable {
+    var token: TokenSet?
+
+    /// Nothing left to keep: the file goes.
+    var isEmpty: Bool { token == nil }
+}
+
+/// A token in the store, with snake_case keys like the OAuth answer it came from (RFC 6749
+/// §5.1) and times as Unix seconds.
+extension TokenSet: Codable {
+    enum CodingKeys: String, CodingKey {
+        case access_token, token_type, refresh_token, expires_at, scope, id_token, obtained_at
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            accessToken: try container.decode(String.self, forKey: .access_token),
+            tokenType: try container.decodeIfPresent(String.self, forKey: .token_type),
+            refreshToken: try container.decodeIfPresent(String.self, forKey: .refresh_token),
+            expiresAt: try container.decodeIfPresent(Double.self, forKey: .expires_at).map(Date.init(timeIntervalSince1970:)),
+            scope: try container.decodeIfPresent(String.self, forKey: .scope),
+            idToken: try container.decodeIfPresent(String.self, forKey: .id_token),
+            obtainedAt: Date(timeIntervalSince1970: try container.decode(Double.self, forKey: .obtained_at))
+        )
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(accessToken, forKey: .access_token)
+        try container.encodeIfPresent(tokenType, forKey: .token_type)
+        try container.encodeIfPresent(refreshToken, forKey: .refresh_token)
+        try container.encodeIfPresent(expiresAt?.timeIntervalSince1970, forKey: .expires_at)
+        try container.encodeIfPresent(scope, forKey: .scope)
+        try container.encodeIfPresent(idToken, forKey: .id_token)
+        try container.encode(obtainedAt.timeIntervalSince1970, forKey: .obtained_at)
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+@testable import LatchkeyAuth
+
+/// Every TokenStore, one suite (STYLE habit 11): what an Identity relies on, whatever
+/// keeps the tokens. A new store joins by adding a case to `StoreUnderTest`.
+@Suite struct TokenStoreConformanceTests {
+    enum StoreUnderTest: String, CaseIterable, CustomTestStringConvertible {
+        case memory
+        case file
+        case sealedFile
+
+        var testDescription: String { rawValue }
+
+        /// A fresh, empty store, and what must stay alive while it is used.
+        func make() throws -> (store: any TokenStore, resources: AnyObject?) {
+            switch self {
+            case .memory:
+                return (MemoryTokenStore(), nil)
+            case .file, .sealedFile:
+                let directory = try TemporaryDirectory()
+                let store = try FileTokenStore(directory: directory.appending("store"), key: self == .sealedFile ? try testStoreKey() : nil)
+                return (store, directory)
+            }
+        }
+    }
+
+    static let token = TokenSet(
+        accessToken: "at-1", tokenType: "Bearer", refreshToken: "rt-1", expiresAt: Date().addingTimeInterval(3600),
+        scope: "read write", idToken: "id.token.jwt", obtainedAt: Date())
+
+    /// `token` with other access and refresh tokens.
+    static func token(_ accessToken: String, refresh: String = "rt-1") -> TokenSet {
+        var token = token
+        token.accessToken = accessToken
+        token.refreshToken = refresh
+        return token
+    }
+
+    /// Runs `body` with a fresh store of `kind`, keeping what it needs alive meanwhile.
+    private func with(_ kind: StoreUnderTest, _ body: (any TokenStore) async throws -> Void) async throws {
+        let (store, resources) = try kind.make()
+        try await body(store)
+        withExtendedLifetime(resources) {}
+    }
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func anEmptyStoreHasNoToken(_ kind: StoreUnderTest) async throws {
+        try await with(kind) { store in
+            let loaded = try await store.load(identity: "podio")
+            #expect(loaded == nil)
+        }
+    }
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func aSavedTokenLoadsBackWithEveryField(_ kind: StoreUnderTest) async throws {
+        try await with(kind) { store in
+            try await store.save(Self.token, identity: "podio")
+            expectSame(try await store.load(identity: "podio"), Self.token)
+        }
+    }
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func aTokenWithOnlyItsRequiredFieldsLoadsBack(_ kind: StoreUnderTest) async throws {
+        try await with(kind) { store in
+            let bare = TokenSet(accessToken: "at", tokenType: nil, obtainedAt: Date(timeIntervalSince1970: 1_700_000_000))
+            try await store.save(bare, identity: "kii")
+            #expect(try await store.load(identity: "kii") == bare)
+        }
+    }
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func identitiesAreKeptApart(_ kind: StoreUnderTest) async throws {
+        try await with(kind) { store in
+            try await store.save(Self.token, identity: "alice")
+            try await store.save(Self.token("at-2"), identity: "bob")
+            expectSame(try await store.load(identity: "alice"), Self.token)
+            expectSame(try await store.load(identity: "bob"), Self.token("at-2"))
+        }
+    }
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func aLaterSaveReplacesTheEarlierOne(_ kind: StoreUnderTest) async throws {
+        try await with(kind) { store in
+            try await store.save(Self.token, identity: "podio")
+            try await store.save(Self.token("at-1", refresh: "rt-2"), identity: "podio")
+            expectSame(try await store.load(identity: "podio"), Self.token("at-1", refresh: "rt-2"))
+        }
+    }
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func savingNothingRemovesTheEntry(_ kind: StoreUnderTest) async throws {
+        try await with(kind) { store in
+            try await store.save(Self.token, identity: "podio")
+            try await store.save(nil, identity: "podio")
+            #expect(try await store.load(identity: "podio") == nil)
+            // Removing what is not there is no error.
+            try await store.save(nil, identity: "podio")
+        }
+    }
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func concurrentSavesLeaveOneOfTheTokensWhole(_ kind: StoreUnderTest) async throws {
+        try await with(kind) { store in
+            let tokens = (0..<20).map { Self.token("at-\($0)") }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for token in tokens { group.addTask { try await store.save(token, identity: "podio") } }
+                try await group.waitForAll()
+            }
+            let loaded = try #require(try await store.load(identity: "podio"))
+            #expect(tokens.map(\.accessToken).contains(loaded.accessToken))
+        }
+    }
+}
+
+/// Equal but for the last bits of the times, which a store may keep as Unix seconds.
+func expectSame(_ loaded: TokenSet?, _ saved: TokenSet, sourceLocation: SourceLocation = #_sourceLocation) {
+    guard let loaded else {
+        Issue.record("no token loaded", sourceLocation: sourceLocation)
+        return
+    }
+    var aligned = loaded
+    func close(_ a: Date?, _ b: Date?) -> Bool {
+        guard let a, let b else { return a == nil && b == nil }
+        return abs(a.timeIntervalSince(b)) < 1e-6
+    }
+    if close(loaded.expiresAt, saved.expiresAt) { aligned.expiresAt = saved.expiresAt }
+    if close(loaded.obtainedAt, saved.obtainedAt) { aligned.obtainedAt = saved.obtainedAt }
+    #expect(aligned == saved, sourceLocation: sourceLocation)
+}

@@ -1,0 +1,159 @@
+import CoreMetrics
+import LatchkeyUpstream
+import Prometheus
+import Synchronization
+import Testing
+@testable import Latchkey
+
+/// The proxy's series as `/.latchkey/metrics` renders them. Each test records into a
+/// registry of its own, never into the process-wide MetricsSystem, which tests running in
+/// parallel would share.
+@Suite struct ProxyMetricsTests {
+    private let factory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())
+
+    private static let config = Config(
+        listeners: [ListenerConfig(name: "main", address: .tcp(host: "127.0.0.1", port: 8080)),
+                    ListenerConfig(name: "pod", address: .unix(path: "/tmp/latchkey.sock"))],
+        routes: [
+            RouteConfig(name: "static", upstream: UpstreamConfig(url: "http://static.example")),
+            RouteConfig(name: "oauth", pathPrefix: "/oauth", upstream: UpstreamConfig(url: "http://oauth.example"),
+                        injections: [Injection(target: .header("Authorization"), source: .identity("idp"),
+                                               template: CredentialTemplate(prefix: "Bearer "))]),
+        ]
+    )
+
+    private func samples() -> [String: String] {
+        MetricsTestSupport.samples(factory.registry)
+    }
+
+    @Test func recordedEventsAppearInTheExposition() {
+        let metrics = ProxyMetrics(config: Self.config, factory: factory)
+        let oauth = metrics.routes[1]
+        oauth.answered(status: 200)
+        oauth.answered(status: 204)
+        oauth.answered(status: 503)
+        oauth.upstreamFailed(.connectTimeout)
+        oauth.tokenRenewals?.increment()
+        oauth.tokenReplays?.increment()
+        oauth.upstreamCompleted(after: .milliseconds(7))
+        metrics.routes[0].answered(status: 404)
+        metrics.refused("no_route")
+        metrics.refused("over_capacity")
+        metrics.refused("over_capacity")
+        metrics.openConnections[1].increment()
+        metrics.openConnections[1].increment()
+        metrics.openConnections[1].decrement()
+
+        let samples = samples()
+        #expect(samples[#"latchkey_requests_total{route="oauth",status_class="2xx"}"#] == "2")
+        #expect(samples[#"latchkey_requests_total{route="oauth",status_class="5xx"}"#] == "1")
+        #expect(samples[#"latchkey_requests_total{route="oauth",status_class="4xx"}"#] == "0")
+        #expect(samples[#"latchkey_requests_total{route="static",status_class="4xx"}"#] == "1")
+        #expect(samples[#"latchkey_upstream_failures_total{route="oauth",kind="connect_timeout"}"#] == "1")
+        #expect(samples[#"latchkey_upstream_failures_total{route="oauth",kind="first_byte_timeout"}"#] == "0")
+        #expect(samples[#"latchkey_token_renewals_total{route="oauth"}"#] == "1")
+        #expect(samples[#"latchkey_token_replays_total{route="oauth"}"#] == "1")
+        #expect(samples[#"latchkey_refused_requests_total{reason="no_route"}"#] == "1")
+        #expect(samples[#"latchkey_refused_requests_total{reason="over_capacity"}"#] == "2")
+        #expect(samples[#"latchkey_refused_requests_total{reason="cross_site"}"#] == "0")
+        #expect(samples[#"latchkey_open_connections{listener="pod"}"#] == "1.0")
+        #expect(samples[#"latchkey_open_connections{listener="main"}"#] == "0.0")
+        #expect(samples[#"latchkey_upstream_duration_seconds_bucket{route="oauth",le="0.005"}"#] == "0")
+        #expect(samples[#"latchkey_upstream_duration_seconds_bucket{route="oauth",le="0.01"}"#] == "1")
+        #expect(samples[#"latchkey_upstream_duration_seconds_count{route="oauth"}"#] == "1")
+        #expect(samples[#"latchkey_upstream_duration_seconds_sum{route="oauth"}"#] == "0.007")
+        // Token renewal is counted only where an identity's token is injected.
+        #expect(samples[#"latchkey_token_renewals_total{route="static"}"#] == nil)
+    }
+
+    @Test func everySeriesIsExportedFromZeroBeforeAnyEvent() {
+        _ = ProxyMetrics(config: Self.config, factory: factory)
+        let samples = samples()
+        for route in ["static", "oauth"] {
+            for statusClass in RouteMetrics.statusClasses {
+                #expect(samples[#"latchkey_requests_total{route="\#(route)",status_class="\#(statusClass)"}"#] == "0")
+            }
+            for code in UpstreamError.Code.allCases {
+                #expect(samples[#"latchkey_upstream_failures_total{route="\#(route)",kind="\#(code.metricLabel)"}"#] == "0")
+            }
+        }
+        for reason in ProxyMetrics.refusalReasons {
+            #expect(samples[#"latchkey_refused_requests_total{reason="\#(reason)"}"#] == "0")
+        }
+    }
+
+    @Test func statusesOutsideTheFiveClassesAreNotCounted() {
+        let metrics = ProxyMetrics(config: Self.config, factory: factory)
+        metrics.routes[0].answered(status: 0)
+        metrics.routes[0].answered(status: 99)
+        metrics.routes[0].answered(status: 600)
+        let counted = samples().filter { $0.key.hasPrefix("latchkey_requests_total") }
+        #expect(counted.count == 10)
+        #expect(counted.values.allSatisfy { $0 == "0" })
+    }
+
+    /// Route names are restricted by the configuration's validation, but an unnamed route
+    /// is named after its path prefix: whatever a name holds, a label value is escaped as
+    /// the text format requires (backslash, double quote, line feed).
+    @Test func labelValuesAreEscaped() {
+        let metrics = RouteMetrics(route: "/a\"b\\c\nd", renewsTokens: false, factory: factory)
+        metrics.answered(status: 200)
+        #expect(samples()[#"latchkey_requests_total{route="/a\"b\\c\nd",status_class="2xx"}"#] == "1")
+    }
+
+    @Test func theRequestPathReusesTheSeriesMadeAtStart() {
+        let counting = CountingFactory(factory)
+        let metrics = ProxyMetrics(config: Self.config, factory: counting)
+        let made = counting.made
+        for status in [200, 201, 302, 404, 502] {
+            for _ in 0..<1000 { metrics.routes[1].answered(status: status) }
+        }
+        metrics.routes[1].upstreamFailed(.tls)
+        metrics.routes[1].upstreamCompleted(after: .microseconds(300))
+        metrics.refused("forbidden")
+        metrics.openConnections[0].increment()
+        #expect(counting.made == made)
+        #expect(samples()[#"latchkey_requests_total{route="oauth",status_class="2xx"}"#] == "2000")
+    }
+}
+
+/// Counts the series a factory is asked to make, passing each request on.
+private final class CountingFactory: MetricsFactory {
+    private let base: PrometheusMetricsFactory
+    private let count = Mutex(0)
+
+    init(_ base: PrometheusMetricsFactory) { self.base = base }
+
+    var made: Int { count.withLock { $0 } }
+
+    private func counted<Handler>(_ make: () -> Handler) -> Handler {
+        count.withLock { $0 += 1 }
+        return make()
+    }
+
+    func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
+        counted { base.makeCounter(label: label, dimensions: dimensions) }
+    }
+
+    func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
+        counted { base.makeFloatingPointCounter(label: label, dimensions: dimensions) }
+    }
+
+    func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
+        counted { base.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate) }
+    }
+
+    func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
+        counted { base.makeMeter(label: label, dimensions: dimensions) }
+    }
+
+    func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
+        counted { base.makeTimer(label: label, dimensions: dimensions) }
+    }
+
+    func destroyCounter(_ handler: any CounterHandler) { base.destroyCounter(handler) }
+    func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) { base.destroyFloatingPointCounter(handler) }
+    func destroyRecorder(_ handler: any RecorderHandler) { base.destroyRecorder(handler) }
+    func destroyMeter(_ handler: any MeterHandler) { base.destroyMeter(handler) }
+    func destroyTimer(_ handler: any TimerHandler) { base.destroyTimer(handler) }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+@testable import Latchkey
+import LatchkeyAuth
+
+@Suite("Token store factory")
+struct TokenStoreFactoryTests {
+    static let keyText = "q83vEjRWeJq7zN7vASNFZ4mrze8SNFZ4kKvN7wEjRWc="
+
+    let state: URL
+    var environment: [String: String] { ["XDG_STATE_HOME": state.path] }
+    var storeDirectory: String { state.path + "/latchkey" }
+
+    init() throws {
+        state = try ConfigTestSupport.temporaryDirectory()
+    }
+
+    private func config(_ extra: String = "", identity: String = "{ grant: client_credentials, token_url: https://idp.example/token, client_id: c }") throws -> Config {
+        try ConfigTestSupport.load("""
+            identities:
+              podio: \(identity)
+            \(extra)
+            routes:
+              - { name: api, upstream: https://api.example.com, inject: [{ header: Authorization, identity: podio }] }
+            """)
+    }
+
+    @Test func theQuickStartKeepsNothingAndCreatesNoDirectory() throws {
+        defer { try? FileManager.default.removeItem(at: state) }
+        let quick = try Config.quickStart(listen: nil, upstream: "https://api.example.com", headers: ["X-Key: k"], bearerTokenFile: nil)
+        #expect(try makeTokenStore(config: quick, environment: environment) is MemoryTokenStore)
+        #expect(!FileManager.default.fileExists(atPath: storeDirectory))
+    }
+
+    @Test func staticTokensAloneNeedNoStore() throws {
+        defer { try? FileManager.default.removeItem(at: state) }
+        let config = try config(identity: "{ grant: static, token: { value: t } }")
+        #expect(try makeTokenStore(config: config, environment: environment) is MemoryTokenStore)
+        #expect(!FileManager.default.fileExists(atPath: storeDirectory))
+    }
+
+    @Test func theMemoryStoreWhenConfigured() throws {
+        defer { try? FileManager.default.removeItem(at: state) }
+        #expect(try makeTokenStore(config: try config("store: { type: memory }"), environment: environment) is MemoryTokenStore)
+        #expect(!FileManager.default.fileExists(atPath: storeDirectory))
+    }
+
+    @Test func anOAuthIdentityGetsTheFileStoreInTheStateDirectory() async throws {
+        defer { try? FileManager.default.removeItem(at: state) }
+        let store = try #require(try makeTokenStore(config: try config(), environment: environment) as? FileTokenStore)
+        #expect(store.directory == storeDirectory)
+        try await store.save(TokenSet(accessToken: "lk-at", obtainedAt: Date()), identity: "podio")
+        #expect(String(decoding: try Data(contentsOf: URL(fileURLWithPath: storeDirectory + "/podio.json")), as: UTF8.self).contains("lk-at"))
+    }
+
+    @Test func theKeyFromTheEnvironmentSealsTheFiles() async throws {
+        defer { try? FileManager.default.removeItem(at: state) }
+        var environment = self.environment
+        environment["LATCHKEY_STORE_KEY"] = Self.keyText
+        let store = try makeTokenStore(config: try config(), environment: environment)
+        try await store.save(TokenSet(accessToken: "lk-at", obtainedAt: Date()), identity: "podio")
+        #expect(!String(decoding: try Data(contentsOf: URL(fileURLWithPath: storeDirectory + "/podio.json")), as: UTF8.self).contains("lk-at"))
+        // Opened again without the key: a clear error, not an empty store.
+        let error = try #require(throws: TokenStoreError.self) { try makeTokenStore(config: try config(), environment: self.environment) }
+        #expect(error.code == .keyMissing)
+    }
+
+    @Test func theConfiguredPathAndKeyFile() throws {
+        defer { try? FileManager.default.removeItem(at: state) }
+        let keyFile = state.appendingPathComponent("store.key").path
+        try Data(Self.keyText.utf8).write(to: URL(fileURLWithPath: keyFile))
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: keyFile)
+        let config = try config("store: { path: \(state.path)/tokens, key_file: \(keyFile) }")
+        let error = try #require(throws: TokenStoreError.self) { try makeTokenStore(config: config, environment: [:]) }
+        #expect(error.message == "key file \(keyFile) is accessible by others (mode 0644); run chmod 600 \(keyFile)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile)
+        let store = try #require(try makeTokenStore(config: config, environment: [:]) as? FileTokenStore)
+        #expect(store.directory == state.path + "/tokens")
+    }
+}
