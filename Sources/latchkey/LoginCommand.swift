@@ -18,8 +18,9 @@ struct LoginCommand: ParsableCommand {
             device_code: prints a URL and a code to enter on any device, and waits for the \
             approval. Identities whose grant needs no person (password, client_credentials, \
             custom, jwt_bearer, token_exchange) make one token request, which checks their \
-            credentials. Messages go to standard error, the result to standard output; any \
-            failure exits 1.
+            credentials. The token goes into the configuration's token store, where a running \
+            `latchkey serve` takes it up without a restart. Messages go to standard error, the \
+            result to standard output; any failure exits 1.
             """
     )
 
@@ -54,6 +55,7 @@ struct LoginCommand: ParsableCommand {
             throw CommandFailure("\(config) has no identity \(identity)"
                 + (known.isEmpty ? "" : " (its identities: \(known.joined(separator: ", ")))"))
         }
+        _ = loaded.logging.bootstrap()
         let client: AuthHTTPClient
         let login: IdentityLogin
         do {
@@ -66,6 +68,14 @@ struct LoginCommand: ParsableCommand {
         }
         defer { client.shutdown() }
         if case .none(let reason) = login.method { throw CommandFailure(reason) }
+        // Opened first: a store others can read or a wrong key fails now, not after the
+        // person has logged in.
+        let tokenStore: any TokenStore
+        do {
+            tokenStore = try makeTokenStore(config: loaded)
+        } catch {
+            throw CommandFailure("\(error)")
+        }
 
         let prompter = LoginPrompter(identity: identity, opensBrowser: !noBrowser, timeout: .seconds(timeout),
                                      environment: ProcessInfo.processInfo.environment)
@@ -75,6 +85,17 @@ struct LoginCommand: ParsableCommand {
             token = try runInterruptibly { try await login.run(timeout: timeout, prompt: prompter.show) }
         } catch {
             throw CommandFailure("cannot log in identity \(identity): \(error)")
+        }
+        // Into the store `serve` reads: a running one takes it up without a restart.
+        let name = identity
+        do {
+            try runInterruptibly { try await tokenStore.save(token, identity: name) }
+        } catch {
+            throw CommandFailure("identity \(identity) logged in, but its token cannot be stored: \(error)")
+        }
+        if tokenStore is MemoryTokenStore {
+            FileHandle.standardError.write(Data(
+                "latchkey: the configuration keeps tokens in memory (store: type: memory), so no other process sees this login\n".utf8))
         }
         print(summary(of: token, login: login))
     }
