@@ -1,7 +1,8 @@
 """`latchkey login` through the real binary against the django-oauth-toolkit IdP: the
 authorization code grant with PKCE, driven by a scripted user agent that follows the
-redirect to latchkey's loopback port; the device grant with a scripted approval; refusals,
-a forged redirect, a timeout, Ctrl-C; and the grants that log in by themselves."""
+redirect to latchkey's loopback port; the device grant with a scripted approval; the token
+handed to a running `serve` through the token store, without a restart; refusals, a forged
+redirect, a timeout, Ctrl-C; and the grants that log in by themselves."""
 
 import copy
 import os
@@ -19,11 +20,14 @@ CODE_RE = re.compile(r"enter the code:\s+(\S+)")
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 
 
-def login_config(idp, identities: dict) -> dict:
-    """A config whose one route forwards to the IdP's API with the identity `web`."""
-    route = {"name": "api", "path": "/", "upstream": idp.url + "/api",
-             "inject": [{"header": "Authorization", "value": "Bearer {access_token}", "identity": "web"}]}
-    return config(routes=[route], credentials={}, identities=identities)
+def api_route(idp, identity: str, path: str = "/") -> dict:
+    return {"name": identity, "path": path, "upstream": idp.url + "/api",
+            "inject": [{"header": "Authorization", "value": "Bearer {access_token}", "identity": identity}]}
+
+
+def login_config(idp, identities: dict, routes: list | None = None) -> dict:
+    """A config whose route `/` forwards to the IdP's API with the identity `web`."""
+    return config(routes=routes or [api_route(idp, "web")], credentials={}, identities=identities)
 
 
 def browser_identity(idp, **extra) -> dict:
@@ -209,10 +213,91 @@ def test_denied_device_fails_clearly(latchkey, idp):
     assert "the authorization server refused the login with access_denied" in stderr(proc)
 
 
+def password_identity(idp) -> dict:
+    return {"grant": "password", "token_url": idp.token_url, "username": idp.username,
+            "password": {"value": idp.password}, "client_id": idp.password_client.id,
+            "client_secret": {"value": idp.password_client.secret}}
+
+
+def serve(latchkey, cfg: dict):
+    return latchkey.serve(copy.deepcopy(cfg))  # it fills in the listener's address
+
+
+def log_in_with_browser(latchkey, idp, cfg: dict) -> None:
+    proc = start_login(latchkey, cfg)
+    assert fetch(idp.authorize(printed_url(proc))).status == 200
+    assert proc.wait_exit(20) == 0, proc.log()
+
+
+def first_success(proxy, target: str):
+    """The running server checks the store about once a second: poll until it answers."""
+    reply = wait_until(lambda: (r := proxy.get(target)).status == 200 and r, timeout=10)
+    assert reply, f"the running server did not take up the login:\n{proxy.log_tail()}"
+    return reply
+
+
+def test_a_running_serve_takes_up_the_login_and_refreshes_it_with_rotation(latchkey, make_idp):
+    idp = make_idp(access_token_seconds=3600)
+    cfg = login_config(idp, {"web": browser_identity(idp), "service": password_identity(idp)},
+                       routes=[api_route(idp, "web"), api_route(idp, "service", "/service")])
+    proxy = serve(latchkey, cfg)
+    before = proxy.get("/whoami")
+    assert before.status == 401, before
+    assert before.json()["error"] == "login_required"
+    assert "identity web needs a login" in before.json()["message"] and "`latchkey login web`" in before.json()["message"]
+    assert proxy.get("/service/x").status == 200  # other identities keep serving
+
+    log_in_with_browser(latchkey, idp, cfg)
+    stored = latchkey.workdir / "state" / "latchkey" / "web.json"
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+    seen = first_success(proxy, "/whoami").json()
+    assert (seen["user"], seen["client_id"], seen["path"]) == (idp.username, idp.public_client.id, "/api/whoami")
+    assert proxy.wait_log("taken from the token store", timeout=5)
+    assert idp.token_requests() == idp.token_requests("authorization_code") + idp.token_requests("password") == 2
+
+    # Later the IdP refuses the token: serve refreshes it, and the rotated refresh token is
+    # the one it uses next time (DOT refuses a used one at once).
+    for refreshes in (1, 2):
+        idp.expire_access_tokens()
+        again = proxy.get(f"/again-{refreshes}")
+        assert again.status == 200, again
+        assert again.json()["token"] != seen["token"]
+        seen = again.json()
+        assert idp.token_requests("refresh_token") == refreshes
+    assert "invalid_grant" not in proxy.log()
+    assert seen["token"] not in proxy.log()
+
+
+def test_a_refused_refresh_needs_a_new_login_and_gets_it_without_a_restart(latchkey, make_idp):
+    idp = make_idp(access_token_seconds=3600)
+    cfg = login_config(idp, {"web": browser_identity(idp), "service": password_identity(idp)},
+                       routes=[api_route(idp, "web"), api_route(idp, "service", "/service")])
+    proxy = serve(latchkey, cfg)
+    log_in_with_browser(latchkey, idp, cfg)
+    first_success(proxy, "/one")
+    assert proxy.get("/service/x").status == 200
+    idp.revoke_refresh_tokens()  # and with them their access tokens
+    refused = proxy.get("/two")
+    assert refused.status == 401, refused
+    assert refused.json()["error"] == "login_required" and "`latchkey login web`" in refused.json()["message"]
+    assert proxy.get("/service/y").status == 200  # other identities keep serving
+    log_in_with_browser(latchkey, idp, cfg)
+    assert first_success(proxy, "/three").json()["user"] == idp.username
+    assert idp.token_requests("authorization_code") == 2
+
+
+def test_a_device_login_reaches_a_running_serve(latchkey, idp):
+    cfg = login_config(idp, {"web": device_identity(idp)})
+    proxy = serve(latchkey, cfg)
+    assert proxy.get("/x").status == 401
+    proc = start_login(latchkey, cfg)
+    idp.approve_device(printed_user_code(proc))
+    assert proc.wait_exit(20) == 0, proc.log()
+    assert first_success(proxy, "/x").json()["client_id"] == idp.device_client.id
+
+
 def test_grants_that_need_no_person(latchkey, idp):
-    password = {"grant": "password", "token_url": idp.token_url, "username": idp.username,
-                "password": {"value": idp.password}, "client_id": idp.password_client.id,
-                "client_secret": {"value": idp.password_client.secret}}
+    password = password_identity(idp)
     wrong = dict(password, password={"value": "not-the-password"})
     cfg = login_config(idp, {"web": password, "wrong": wrong, "kii": {"grant": "static", "token": {"value": "t"}}})
     path = login_config_file(latchkey, cfg)
@@ -227,3 +312,8 @@ def test_grants_that_need_no_person(latchkey, idp):
     unknown = latchkey.run(["login", "nobody", "--config", path])
     assert unknown.returncode == 1 and "has no identity nobody (its identities: kii, web, wrong)" in unknown.stderr
     assert idp.token_requests("password") == 2
+    assert (latchkey.workdir / "state" / "latchkey" / "web.json").exists()  # stored for serve
+    in_memory = login_config_file(latchkey, dict(cfg, store={"type": "memory"}))
+    unseen = latchkey.run(["login", "web", "--config", in_memory])
+    assert unseen.returncode == 0, unseen.stderr
+    assert "keeps tokens in memory (store: type: memory), so no other process sees this login" in unseen.stderr
