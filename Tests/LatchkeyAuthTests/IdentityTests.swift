@@ -13,9 +13,15 @@ final class ScriptedSource: TokenSource {
     private let gate: AsyncStream<Void>?
     private let open: AsyncStream<Void>.Continuation?
 
-    init(canGrant: Bool = true, answers: [Result<TokenSet, AcquisitionFailure>], gated: Bool = false) {
+    /// What a start-up check of a restored token answers.
+    private let verdict: Result<TokenValidity?, AcquisitionFailure>
+    let checked = Mutex<[String]>([])
+
+    init(canGrant: Bool = true, answers: [Result<TokenSet, AcquisitionFailure>], gated: Bool = false,
+         verdict: Result<TokenValidity?, AcquisitionFailure> = .success(nil)) {
         self.canGrant = canGrant
         self.answers = Mutex(answers)
+        self.verdict = verdict
         if gated {
             let (stream, continuation) = AsyncStream<Void>.makeStream()
             gate = stream
@@ -36,6 +42,11 @@ final class ScriptedSource: TokenSource {
         if let gate { for await _ in gate { break } }
         let answer = answers.withLock { $0.isEmpty ? .failure(AcquisitionFailure(.transient, "script ended")) : $0.removeFirst() }
         return try answer.get()
+    }
+
+    func check(_ token: TokenSet, now: Date) async throws(AcquisitionFailure) -> TokenValidity? {
+        checked.withLock { $0.append(token.accessToken) }
+        return try verdict.get()
     }
 }
 

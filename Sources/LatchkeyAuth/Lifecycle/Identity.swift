@@ -93,10 +93,29 @@ public final class Identity: Sendable {
         } catch {
             events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot load the stored token: \(error)"))
         }
+        await checkRestoredToken()
         state.withLock { $0.restoring = false }
         flushWaiters()
         if eagerly { demand { _ in } }
         reschedule()
+    }
+
+    /// Asks the server about a restored token that is still within its lifetime, while
+    /// requests wait for the start: one the server no longer accepts (revoked, or signed
+    /// with a rotated key) is renewed before any request carries it. A server that cannot
+    /// answer leaves the token in use; an upstream's 401 would still renew it.
+    private func checkRestoredToken() async {
+        guard let (token, generation) = state.withLock({ $0.lifecycle.usable(now: clock()) }) else { return }
+        do throws(AcquisitionFailure) {
+            guard try await source.check(token, now: clock()) == .invalid else { return }
+            events.record(AuthEvent(identity: name, kind: .failed, detail: "the stored token is no longer accepted; renewing it"))
+            // Straight to the lifecycle: `rejected(generation:_:)` would only queue behind the
+            // start this is part of.
+            let now = clock()
+            if case .wait(let start?) = update({ $0.rejected(generation: generation, now: now) }) { acquire(start) }
+        } catch {
+            events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot check the stored token, using it: \(error.message)"))
+        }
     }
 
     /// A person logged in (`latchkey login`): use `token` from now on.

@@ -13,6 +13,14 @@ public protocol TokenSource: Sendable {
     var renewable: Bool { get }
     /// Runs one token request. Never called twice at once for the same identity.
     func acquire(_ kind: AcquisitionKind, refreshToken: String?, now: Date) async throws(AcquisitionFailure) -> TokenSet
+    /// Asks the server whether it still accepts a token restored at start (as Auth0's SDKs
+    /// check a stored token before using it); nil when the identity is not set to check.
+    func check(_ token: TokenSet, now: Date) async throws(AcquisitionFailure) -> TokenValidity?
+}
+
+extension TokenSource {
+    /// Most sources trust a restored token until an upstream refuses it.
+    public func check(_ token: TokenSet, now: Date) async throws(AcquisitionFailure) -> TokenValidity? { nil }
 }
 
 /// Keeps tokens across restarts: `FileTokenStore` by default, `MemoryTokenStore` for runs
