@@ -80,18 +80,23 @@ struct LoginCommand: ParsableCommand {
         let prompter = LoginPrompter(identity: identity, opensBrowser: !noBrowser, timeout: .seconds(timeout),
                                      environment: ProcessInfo.processInfo.environment)
         let timeout = Duration.seconds(timeout)
+        let name = identity
         let token: TokenSet
         do {
-            token = try runInterruptibly { try await login.run(timeout: timeout, prompt: prompter.show) }
+            token = try runInterruptibly {
+                let token = try await login.run(timeout: timeout, prompt: prompter.show)
+                // Into the store `serve` reads: a running one takes it up without a restart.
+                do {
+                    try await tokenStore.save(token, identity: name)
+                } catch {
+                    throw CommandFailure("identity \(name) logged in, but its token cannot be stored: \(error)")
+                }
+                return token
+            }
+        } catch let failure as CommandFailure {
+            throw failure
         } catch {
             throw CommandFailure("cannot log in identity \(identity): \(error)")
-        }
-        // Into the store `serve` reads: a running one takes it up without a restart.
-        let name = identity
-        do {
-            try runInterruptibly { try await tokenStore.save(token, identity: name) }
-        } catch {
-            throw CommandFailure("identity \(identity) logged in, but its token cannot be stored: \(error)")
         }
         if tokenStore is MemoryTokenStore {
             FileHandle.standardError.write(Data(

@@ -296,6 +296,16 @@ def test_a_device_login_reaches_a_running_serve(latchkey, idp):
     assert first_success(proxy, "/x").json()["client_id"] == idp.device_client.id
 
 
+def test_an_unsafe_store_stops_the_login_before_the_browser(latchkey, idp):
+    store = latchkey.workdir / "state" / "latchkey"
+    store.mkdir(parents=True)
+    store.chmod(0o755)
+    path = login_config_file(latchkey, login_config(idp, {"web": browser_identity(idp)}))
+    r = latchkey.run(["login", "web", "--config", path, "--no-browser"], timeout=30)
+    assert r.returncode == 1
+    assert "is accessible by others (mode 0755)" in r.stderr and "/o/authorize/" not in r.stderr
+
+
 def test_grants_that_need_no_person(latchkey, idp):
     password = password_identity(idp)
     wrong = dict(password, password={"value": "not-the-password"})
