@@ -39,7 +39,7 @@ let package = Package(
         // libcurl multi driven by the loop's epoll.
         .target(name: "LatchkeyUpstream", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "CCurlShims"]),
         // Identities, grants and the token lifecycle: the control plane.
-        .target(name: "LatchkeyAuth", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "LatchkeyUpstream", "COpenSSL"]),
+        .target(name: "LatchkeyAuth", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "LatchkeyUpstream", "COpenSSL", "CLinux"]),
         // Configuration, routes, credentials, the proxy pipeline: the wiring.
         .target(
             name: "Latchkey",

@@ -62,9 +62,7 @@ struct ServeCommand: ParsableCommand {
         if let logFormat { config.logging.format = logFormat }
         if let loops { config.server.loops = loops }
 
-        let sink = LogSink(format: config.logging.format)
-        let level = Logger.Level(rawValue: config.logging.level) ?? .info
-        LoggingSystem.bootstrap { LatchkeyLogHandler(label: $0, sink: sink, level: level) }
+        let sink = config.logging.bootstrap()
         let logger = Logger(label: "latchkey")
         // Like logging, bootstrapped here only: whatever records through swift-metrics lands
         // in the one registry that /.latchkey/metrics renders.

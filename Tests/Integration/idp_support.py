@@ -211,14 +211,30 @@ class IdpServer:
         assert r.status == 302, f"authorize answered {r.status}, not a redirect: {r.text[:1000]}"
         return r.headers["location"]
 
+    def deny(self, url: str) -> str:
+        """What the user does on the consent page when saying no: posts the authorization
+        request's parameters back without `allow`. Returns the Location of the 302 to the
+        redirect URI (error=access_denied and the state)."""
+        query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
+        r = fetch(self.authorize_url, form=query, opener=self._logged_in())
+        assert r.status == 302, f"authorize answered {r.status}, not a redirect: {r.text[:1000]}"
+        return r.headers["location"]
+
     def approve_device(self, user_code: str) -> None:
         """What the user does at the verification URI (RFC 8628 §3.3): enters the user code
         and approves the device."""
+        self._answer_device(user_code, "accept")
+
+    def deny_device(self, user_code: str) -> None:
+        """The same, saying no: the next poll gets access_denied."""
+        self._answer_device(user_code, "deny")
+
+    def _answer_device(self, user_code: str, action: str) -> None:
         browser = self._logged_in()
         r = fetch(f"{self.url}/o/device/", form={"user_code": user_code}, opener=browser)
         assert r.status == 302, f"user code {user_code!r} refused: {r.status} {r.text[:1000]}"
-        r = fetch(urllib.parse.urljoin(self.url, r.headers["location"]), form={"action": "accept"}, opener=browser)
-        assert r.status == 302, f"device approval failed: {r.status} {r.text[:1000]}"
+        r = fetch(urllib.parse.urljoin(self.url, r.headers["location"]), form={"action": action}, opener=browser)
+        assert r.status == 302, f"device {action} failed: {r.status} {r.text[:1000]}"
 
 
 # ----- fixtures ---------------------------------------------------------------------------------

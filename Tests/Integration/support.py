@@ -328,6 +328,11 @@ class Launcher:
         addr = f"127.0.0.1:{free_port()}"
         return self._start(args_for(addr), env, {"main": parse_listen(addr)}, wait, port0=False)
 
+    def start(self, args: list, env: dict | None = None) -> LatchkeyProcess:
+        """Starts a command that runs a while and listens on nothing known in advance (e.g.
+        `login`); its output goes to the process's log files."""
+        return self._start(args, env, {}, wait=False, port0=False)
+
     def run(self, args: list, timeout: float = 60, env: dict | None = None) -> subprocess.CompletedProcess:
         """Runs a short-lived command (e.g. `check`) and returns its result."""
         return subprocess.run([str(self.binary)] + args, capture_output=True, text=True, timeout=timeout,

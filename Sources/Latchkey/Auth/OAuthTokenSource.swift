@@ -12,8 +12,8 @@ final class OAuthTokenSource: TokenSource {
     let config: IdentityConfig
     let credentials: CredentialStore
     let client: AuthHTTPClient
-    /// The token endpoint found through `config.issuer`, once found.
-    private let discovered = Mutex<String?>(nil)
+    /// The metadata of `config.issuer`, once fetched.
+    private let discovered = Mutex<DiscoveryDocument?>(nil)
 
     init(config: IdentityConfig, credentials: CredentialStore, client: AuthHTTPClient) {
         self.config = config
@@ -21,10 +21,11 @@ final class OAuthTokenSource: TokenSource {
         self.client = client
     }
 
-    /// Every grant here can run again without a person, except a seeded refresh token.
+    /// Every grant here can run again without a person, except a seeded refresh token and
+    /// the grants of `latchkey login`: those renew with their refresh token only.
     var canGrant: Bool {
         if case .refreshToken = config.grant { return false }
-        return true
+        return !config.logsInInteractively
     }
 
     var renewable: Bool { true }
@@ -49,32 +50,40 @@ final class OAuthTokenSource: TokenSource {
         }
     }
 
-    /// The token endpoint from the issuer's metadata, fetched once and kept; nil when the
-    /// identity names its endpoint itself.
-    private func discoveredTokenEndpoint(now: Date) async throws(AcquisitionFailure) -> String? {
-        guard config.tokenURL == nil, let issuer = config.issuer else { return nil }
-        if let known = discovered.withLock({ $0 }) { return known }
-        let document: DiscoveryDocument
-        do {
-            document = try await fetchDiscoveryDocument(issuer: issuer, client: client, options: config.idpOptions, now: now)
-        } catch {
-            throw AcquisitionFailure(.transient, "cannot discover the endpoints of \(issuer): \(error.message)", retryAfter: error.retryAfter)
+    /// The token endpoint from the issuer's metadata; nil when the identity names its
+    /// endpoint itself.
+    func discoveredTokenEndpoint(now: Date) async throws(AcquisitionFailure) -> String? {
+        guard config.tokenURL == nil, config.issuer != nil else { return nil }
+        return try await discoveredEndpoint(\.tokenEndpoint, named: "token_endpoint", now: now)
+    }
+
+    /// An endpoint from the issuer's metadata, which is fetched once and kept.
+    func discoveredEndpoint(
+        _ endpoint: KeyPath<DiscoveryDocument, String?>, named name: String, now: Date
+    ) async throws(AcquisitionFailure) -> String {
+        guard let issuer = config.issuer else {
+            throw AcquisitionFailure(.rejected, "identity \(config.name) has no \(name) and no issuer to discover it")
         }
-        guard let endpoint = document.tokenEndpoint else {
-            throw AcquisitionFailure(.transient, "the metadata of \(issuer) names no token_endpoint")
+        var document = discovered.withLock { $0 }
+        if document == nil {
+            do {
+                document = try await fetchDiscoveryDocument(issuer: issuer, client: client, options: config.idpOptions, now: now)
+            } catch {
+                throw AcquisitionFailure(.transient, "cannot discover the endpoints of \(issuer): \(error.message)", retryAfter: error.retryAfter)
+            }
+            discovered.withLock { $0 = document }
         }
-        discovered.withLock { $0 = endpoint }
-        return endpoint
+        guard let url = document?[keyPath: endpoint] else {
+            throw AcquisitionFailure(.transient, "the metadata of \(issuer) names no \(name)")
+        }
+        return url
     }
 
     private func tokenRequest(
         _ kind: AcquisitionKind, refreshToken: String?, secrets: CredentialSnapshot, endpoint discovered: String?, now: Date
     ) throws(AcquisitionFailure) -> TokenRequest {
         func secret(_ field: String) throws(AcquisitionFailure) -> String {
-            guard let value = secrets[IdentityConfig.secretName(identity: config.name, field)] else {
-                throw AcquisitionFailure(.transient, "the \(field) of identity \(config.name) has no value")
-            }
-            return value
+            try self.secret(field, in: secrets)
         }
         // A service-account key names its own token endpoint.
         var endpoint = config.tokenURL ?? discovered
@@ -112,22 +121,31 @@ final class OAuthTokenSource: TokenSource {
                 throw AcquisitionFailure(.transient, "cannot read the subject token: \(error.message)")
             }
             grant = .tokenExchange(subjectToken: subjectToken, subjectTokenType: tokenType, requestedTokenType: requestedType)
+        case (.grant, .authorizationCode), (.grant, .deviceCode):
+            throw AcquisitionFailure(.rejected, "the identity logs in with a person, by `latchkey login \(config.name)`")
         case (.grant, .staticToken):
             throw AcquisitionFailure(.rejected, "a static token has no token endpoint")
         }
         guard let endpoint else { throw AcquisitionFailure(.rejected, "identity \(config.name) has no token endpoint") }
-        let clientAuthentication = try clientAuthentication(endpoint: endpoint, secret: secret)
-        return TokenRequest(endpoint: endpoint, grant: grant, clientAuthentication: clientAuthentication,
+        return TokenRequest(endpoint: endpoint, grant: grant,
+                            clientAuthentication: try clientAuthentication(endpoint: endpoint, secrets: secrets),
                             scope: config.scope, audience: config.audience, resources: config.resources)
     }
 
-    private func clientAuthentication(
-        endpoint: String, secret: (String) throws(AcquisitionFailure) -> String
-    ) throws(AcquisitionFailure) -> ClientAuthentication? {
+    func secret(_ field: String, in secrets: CredentialSnapshot) throws(AcquisitionFailure) -> String {
+        guard let value = secrets[IdentityConfig.secretName(identity: config.name, field)] else {
+            throw AcquisitionFailure(.transient, "the \(field) of identity \(config.name) has no value")
+        }
+        return value
+    }
+
+    /// How the client proves itself at `endpoint` (whose URL a `private_key_jwt` assertion
+    /// names as its audience).
+    func clientAuthentication(endpoint: String, secrets: CredentialSnapshot) throws(AcquisitionFailure) -> ClientAuthentication? {
         let id = config.clientID ?? ""
         switch config.clientAuth {
-        case .clientSecretBasic: return .clientSecretBasic(id: id, secret: try secret("client_secret"))
-        case .clientSecretPost: return .clientSecretPost(id: id, secret: try secret("client_secret"))
+        case .clientSecretBasic: return .clientSecretBasic(id: id, secret: try secret("client_secret", in: secrets))
+        case .clientSecretPost: return .clientSecretPost(id: id, secret: try secret("client_secret", in: secrets))
         case .none: return config.clientID.map { .none(id: $0) }
         case .privateKeyJWT:
             let key = try loadKey { () throws(CryptoError) in try SigningKey(pemFile: config.clientKeyFile ?? "") }

@@ -129,8 +129,15 @@ enum ConfigSyntax {
             allowPath: false, expected: "a proxy URL such as http://proxy.corp:3128")
     }
 
+    /// The authorization endpoint a browser is sent to. It may have a query of its own
+    /// (RFC 6749 §3.1), which the request's parameters are added to.
+    static func authorizationURL(_ text: String) -> Result<ParsedURL, Failure> {
+        url(text, schemes: ["http", "https"], allowUserInfo: false, allowPath: true, allowQuery: true,
+            expected: "an http or https URL such as https://idp.example.com/authorize")
+    }
+
     private static func url(
-        _ text: String, schemes: Set<String>, allowUserInfo: Bool, allowPath: Bool, expected: String
+        _ text: String, schemes: Set<String>, allowUserInfo: Bool, allowPath: Bool, allowQuery: Bool = false, expected: String
     ) -> Result<ParsedURL, Failure> {
         guard !text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
             return .failure(Failure("URL contains spaces or control characters", expected: expected))
@@ -147,7 +154,7 @@ enum ConfigSyntax {
         if !allowUserInfo, components.user != nil || components.password != nil {
             return .failure(Failure("URL must not contain a user name or password; put credentials under credentials: and inject them", expected: expected))
         }
-        if components.query != nil {
+        if !allowQuery, components.query != nil {
             return .failure(Failure("URL must not contain a query; use inject with query: for parameters", expected: expected))
         }
         if components.fragment != nil {
@@ -160,6 +167,14 @@ enum ConfigSyntax {
             return .failure(Failure("proxy URL must not have a path", expected: expected))
         }
         return .success(ParsedURL(scheme: scheme, host: host.lowercased()))
+    }
+
+    /// The path of a loopback redirect URI: absolute, visible ASCII, no query or fragment
+    /// (the authorization server adds the query).
+    static func redirectPath(_ text: String) -> Failure? {
+        guard text.hasPrefix("/"), text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") })
+        else { return Failure("not an absolute path without query", expected: "a path such as /callback") }
+        return nil
     }
 
     // MARK: names

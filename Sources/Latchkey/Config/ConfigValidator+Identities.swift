@@ -69,6 +69,12 @@ extension ConfigValidator {
             grant = .tokenExchange(subjectTokenFile: resolved,
                                    subjectTokenType: raw.subjectTokenType ?? "urn:ietf:params:oauth:token-type:jwt",
                                    requestedTokenType: raw.requestedTokenType)
+        case "authorization_code":
+            used.formUnion([.authorization_url, .redirect_port, .redirect_path])
+            grant = validateAuthorizationCode(raw, at: path)
+        case "device_code":
+            used.insert(.device_authorization_url)
+            grant = validateDeviceCode(raw, at: path)
         default:
             diagnostics.error(path / "grant", "unknown grant\(ConfigSyntax.quoted(grantName))",
                               expected: "one of " + IdentityConfig.grantNames.joined(separator: ", "))
@@ -79,6 +85,7 @@ extension ConfigValidator {
         let grantKeys: [RawIdentity.CodingKeys] = [
             .grant_type, .params, .username, .password, .refresh_token, .token, .key_file, .service_account_file,
             .assertion_issuer, .subject, .assertion_audience, .key_id, .subject_token_file, .subject_token_type, .requested_token_type,
+            .authorization_url, .redirect_port, .redirect_path, .device_authorization_url,
         ]
         for key in grantKeys where !used.contains(key) && raw.present.contains(key) {
             diagnostics.error(path / key.stringValue, "not used by the \(grantName) grant", expected: "only the keys of the \(grantName) grant")
@@ -212,7 +219,9 @@ extension ConfigValidator {
             diagnostics.error(path / (raw.clientKeyFile != nil ? "client_key_file" : "client_key_id"), "only used by client_auth: private_key_jwt",
                               expected: "client_auth: private_key_jwt, or no client key")
         }
-        if method != .none || raw.grant == "client_credentials", raw.clientID == nil {
+        // A public client (client_auth: none) still names itself in a login.
+        let namesClient = ["client_credentials", "authorization_code", "device_code"].contains(raw.grant ?? "")
+        if method != .none || namesClient, raw.clientID == nil {
             diagnostics.error(path, "missing key 'client_id'", expected: "the client's id at the IdP")
         }
     }

@@ -18,6 +18,32 @@ public struct IdentityConfig: Sendable, Equatable {
         /// RFC 8693: a token read from a file (a Kubernetes projected token, rotated by the
         /// kubelet) is traded for one for the upstream.
         case tokenExchange(subjectTokenFile: String, subjectTokenType: String, requestedTokenType: String?)
+        /// RFC 6749 §4.1 with PKCE (RFC 7636): a person logs in in a browser with `latchkey
+        /// login`, which receives the redirect on a loopback port (RFC 8252); from then on
+        /// the refresh token renews the identity.
+        case authorizationCode(AuthorizationCodeLogin)
+        /// RFC 8628: a person approves `latchkey login` on another device by entering a
+        /// code; from then on the refresh token renews the identity. The endpoint is nil
+        /// when the issuer's metadata names it.
+        case deviceCode(deviceAuthorizationURL: String?)
+    }
+
+    /// Where the browser goes and where it comes back to, for the authorization code grant.
+    public struct AuthorizationCodeLogin: Sendable, Equatable {
+        /// The authorization endpoint; nil when the issuer's metadata names it.
+        public var authorizationURL: String?
+        /// 0: any free port, which RFC 8252 §7.3 requires the IdP to accept for a loopback
+        /// IP redirect; a fixed one for IdPs that register the exact URI.
+        public var redirectPort: UInt16
+        public var redirectPath: String
+
+        public static let defaultRedirectPath = "/callback"
+
+        public init(authorizationURL: String? = nil, redirectPort: UInt16 = 0, redirectPath: String = Self.defaultRedirectPath) {
+            self.authorizationURL = authorizationURL
+            self.redirectPort = redirectPort
+            self.redirectPath = redirectPath
+        }
     }
 
     public struct JWTBearer: Sendable, Equatable {
@@ -111,7 +137,35 @@ public struct IdentityConfig: Sendable, Equatable {
     }
 
     /// The grants a `grant:` key may name.
-    static let grantNames = ["static", "password", "client_credentials", "refresh_token", "custom", "jwt_bearer", "token_exchange"]
+    static let grantNames = [
+        "static", "password", "client_credentials", "refresh_token", "custom", "jwt_bearer", "token_exchange",
+        "authorization_code", "device_code",
+    ]
+
+    /// Whether only a person can get this identity's first token, with `latchkey login`.
+    public var logsInInteractively: Bool {
+        switch grant {
+        case .authorizationCode, .deviceCode: true
+        default: false
+        }
+    }
+}
+
+extension IdentityConfig.Grant {
+    /// The `grant:` value that configures it.
+    public var name: String {
+        switch self {
+        case .staticToken: "static"
+        case .password: "password"
+        case .clientCredentials: "client_credentials"
+        case .refreshToken: "refresh_token"
+        case .custom: "custom"
+        case .jwtBearer: "jwt_bearer"
+        case .tokenExchange: "token_exchange"
+        case .authorizationCode: "authorization_code"
+        case .deviceCode: "device_code"
+        }
+    }
 }
 
 extension IdentityConfig {
@@ -138,7 +192,7 @@ extension IdentityConfig {
             for parameter in parameters {
                 if case .secret(let source) = parameter.value { add("param:" + parameter.name, source, at: "params.\(parameter.name)") }
             }
-        case .clientCredentials, .jwtBearer, .tokenExchange: break
+        case .clientCredentials, .jwtBearer, .tokenExchange, .authorizationCode, .deviceCode: break
         }
         return entries
     }

@@ -7,6 +7,7 @@ struct RawIdentity: Decodable {
         case key_file, service_account_file, assertion_issuer, subject, assertion_audience, key_id
         case subject_token_file, subject_token_type, requested_token_type
         case client_key_file, client_key_id, hook, issuer
+        case authorization_url, redirect_port, redirect_path, device_authorization_url
     }
 
     var grant: String?
@@ -41,6 +42,10 @@ struct RawIdentity: Decodable {
     var hook: LenientList<String>?
     /// The IdP's issuer URL, whose discovery document names the endpoints (RFC 8414 / OIDC).
     var issuer: RawUpstream?
+    var authorizationURL: String?
+    var redirectPort: Int?
+    var redirectPath: String?
+    var deviceAuthorizationURL: String?
     /// The keys the document gave, to report those the chosen grant does not use.
     var present: Set<CodingKeys>
 
@@ -76,6 +81,10 @@ struct RawIdentity: Decodable {
         clientKeyID = f(.client_key_id)
         hook = f(.hook)
         issuer = f(.issuer)
+        authorizationURL = f(.authorization_url)
+        redirectPort = f(.redirect_port)
+        redirectPath = f(.redirect_path)
+        deviceAuthorizationURL = f(.device_authorization_url)
         present = Set(CodingKeys.allCases.filter(f.contains))
     }
 }

@@ -1,0 +1,70 @@
+import LatchkeyHTTP
+
+/// What the browser shows once it has come back to the loopback redirect: a short HTML page
+/// saying how the login went and that the window may be closed. The only outside text it
+/// holds is the authorization server's error, HTML-escaped; never the code or the state.
+struct RedirectPage: Sendable, Equatable {
+    var status: Int
+    var title: String
+    var message: String
+
+    static let loggedIn = RedirectPage(
+        status: 200, title: "Logged in",
+        message: "Latchkey has received the login. You may close this window and go back to the terminal.")
+
+    static let notThisLogin = RedirectPage(
+        status: 400, title: "Not this login",
+        message: "This redirect does not belong to the login Latchkey is waiting for (its state does not match). "
+            + "Nothing was done with it.")
+
+    static let notFound = RedirectPage(
+        status: 404, title: "Not found", message: "Latchkey is only waiting for the login's redirect here.")
+
+    static let methodNotAllowed = RedirectPage(
+        status: 405, title: "Method not allowed", message: "The login's redirect is a GET request.")
+
+    static func failed(_ error: LoginError) -> RedirectPage {
+        RedirectPage(status: 400, title: "Login failed",
+                     message: "The login failed: \(error.message). You may close this window.")
+    }
+
+    static func badRequest(_ error: HTTPParseError) -> RedirectPage {
+        RedirectPage(status: error.status, title: "Bad request", message: "Latchkey could not read this request.")
+    }
+
+    /// The whole response: the connection is closed after it.
+    var response: [UInt8] {
+        let body = Array("""
+            <!DOCTYPE html>
+            <html><head><meta charset="utf-8"><title>Latchkey: \(Self.escape(title))</title></head>
+            <body><h1>\(Self.escape(title))</h1><p>\(Self.escape(message))</p></body></html>
+
+            """.utf8)
+        var fields = HTTPFields()
+        fields.append(name: "Content-Type", value: "text/html; charset=utf-8")
+        fields.append(name: "Content-Length", value: String(body.count))
+        fields.append(name: "Cache-Control", value: "no-store")
+        // The page loads nothing and links nowhere: the URL that led here holds the code.
+        fields.append(name: "Content-Security-Policy", value: "default-src 'none'")
+        fields.append(name: "Referrer-Policy", value: "no-referrer")
+        fields.append(name: "Connection", value: "close")
+        var bytes: [UInt8] = []
+        ResponseHeadEncoder.encode(status: status, fields: fields, into: &bytes)
+        return bytes + body
+    }
+
+    static func escape(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+}
