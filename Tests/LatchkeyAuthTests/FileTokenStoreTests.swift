@@ -198,7 +198,7 @@ import Glibc
         let opening = try #require(throws: TokenStoreError.self) { try store(key: wrongKey, identities: ["podio"]) }
         #expect(opening.code == .wrongKey)
         #expect(opening.message == "store file \(file) does not open with the store key from environment variable LATCHKEY_STORE_KEY: "
-            + "it was sealed with another key, for another identity, or altered; the file is left as it is")
+            + "it was sealed with another key, for another identity, or altered; it is left as it is")
         let reader = try self.store(key: wrongKey)
         await #expect(throws: opening) { try await reader.load(identity: "podio") }
         await #expect(throws: opening) { try await reader.save(token, identity: "podio") }

@@ -31,11 +31,19 @@ public protocol TokenStore: Sendable {
     /// Called before a new token is handed out, so that a rotated refresh token is kept
     /// before it is ever used; nil removes the identity's entry.
     func save(_ token: TokenSet?, identity: String) async throws
+    /// Takes the identity's refresh lock (`RefreshLease`) when no one holds it; never
+    /// waits for it. Throws when the store cannot be reached.
+    func acquireRefreshLock(identity: String) async throws -> RefreshLockAttempt
+    /// Lets go of `lease`, if it is still the one holding the lock.
+    func releaseRefreshLock(_ lease: RefreshLease) async
 }
 
-/// The store that forgets on exit, for identities that need no persistence.
+/// The store that forgets on exit, for identities that need no persistence. Its refresh
+/// lock excludes the identities of this process that share it.
 public actor MemoryTokenStore: TokenStore {
     private var tokens: [String: TokenSet] = [:]
+    /// Identity → owner of its lease.
+    private var refreshLocks: [String: String] = [:]
 
     public init() {}
 
@@ -43,5 +51,16 @@ public actor MemoryTokenStore: TokenStore {
 
     public func save(_ token: TokenSet?, identity: String) {
         tokens[identity] = token
+    }
+
+    public func acquireRefreshLock(identity: String) throws -> RefreshLockAttempt {
+        guard refreshLocks[identity] == nil else { return .heldElsewhere }
+        let lease = RefreshLease(identity: identity, owner: try RefreshLease.newOwner(), expiresAt: nil)
+        refreshLocks[identity] = lease.owner
+        return .acquired(lease)
+    }
+
+    public func releaseRefreshLock(_ lease: RefreshLease) {
+        if refreshLocks[lease.identity] == lease.owner { refreshLocks[lease.identity] = nil }
     }
 }

@@ -1,0 +1,46 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LatchkeyLoop
+
+extension FileTokenStore {
+    /// flock(2) on the identity's `<identity>.refresh-lock`, without waiting (LOCK_NB): the
+    /// lock belongs to the open file, so it excludes other processes and other stores in
+    /// this one, and it goes with its process if that dies, so the lease needs no expiry.
+    /// The store's own `.lock` is never held meanwhile: readers and writers go on.
+    public func acquireRefreshLock(identity: String) async throws(TokenStoreError) -> RefreshLockAttempt {
+        try await onQueue { () throws(TokenStoreError) in try self.lockRefresh(identity) }
+    }
+
+    public func releaseRefreshLock(_ lease: RefreshLease) async {
+        guard let fd = refreshLocks.withLock({ $0.removeValue(forKey: lease.owner) }) else { return }
+        close(fd)
+    }
+
+    private func lockRefresh(_ identity: String) throws(TokenStoreError) -> RefreshLockAttempt {
+        let path = try files.refreshLockFile(for: identity)
+        let fd: Int32
+        do {
+            fd = try systemCall("open") { open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+        } catch {
+            throw TokenStoreError(.unusablePath, "cannot open refresh lock file \(path): \(PrivateFile.reason(error))")
+        }
+        do throws(TokenStoreError) {
+            try PrivateFile.requirePrivate(try PrivateFile.status(of: fd, path, .refreshLockFile), path, .refreshLockFile)
+            do throws(SystemError) {
+                _ = try systemCall("flock") { flock(fd, LOCK_EX | LOCK_NB) }
+            } catch where error.wouldBlock {
+                close(fd)
+                return .heldElsewhere
+            } catch {
+                throw TokenStoreError(.unusablePath, "cannot lock \(path): \(PrivateFile.reason(error))")
+            }
+            let lease = RefreshLease(identity: identity, owner: try RefreshLease.newOwner(), expiresAt: nil)
+            refreshLocks.withLock { $0[lease.owner] = fd }
+            return .acquired(lease)
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+}
