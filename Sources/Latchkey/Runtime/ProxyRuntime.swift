@@ -51,6 +51,7 @@ public final class ProxyRuntime: Sendable {
                                  secretQueryParameters: routes.allSecretQueryParameters),
             metrics: ProxyMetrics(config: config, factory: metrics),
             metricsEndpoint: MetricsEndpoint(registry: metrics.registry),
+            readiness: Readiness(store: tokenStore as? any AvailabilityReportingStore, identities: Array(identities.identities.values)),
             logger: logger
         )
         let settings = ConnectionSettings(config.limits, loops: config.server.resolvedLoops)
@@ -67,6 +68,7 @@ public final class ProxyRuntime: Sendable {
             })
         }
         self.loops = loops
+        StoreMetrics.observe(tokenStore, factory: metrics)
         watcher = SecretWatcher(credentials: credentials, logger: logger)
         identities.start()
     }
