@@ -171,13 +171,20 @@ class IdpServer:
     # ----- test control -------------------------------------------------------------------
 
     def counters(self) -> dict:
-        """{"token": {"total": N, GRANT_TYPE: n, ...}, "api": n}: requests that reached
-        /o/token/ (by the grant_type they asked for, answered or not) and /api/."""
+        """{"token": {"total": N, GRANT_TYPE: n, ...}, "token_errors": {ERROR: n, ...}, "api": n}:
+        requests that reached /o/token/ (by the grant_type they asked for, answered or not),
+        the refused ones by error code, and requests to /api/."""
         return fetch(f"{self.url}/_test/counters").json()
 
     def token_requests(self, grant_type: str | None = None) -> int:
         token = self.counters()["token"]
         return token["total"] if grant_type is None else token.get(grant_type, 0)
+
+    def token_errors(self, error: str | None = None) -> int:
+        """Token requests the IdP refused: all of them, or those with this OAuth error code
+        (RFC 6749 §5.2), e.g. "invalid_grant" for a refresh token used twice."""
+        errors = self.counters()["token_errors"]
+        return sum(errors.values()) if error is None else errors.get(error, 0)
 
     def reset_counters(self) -> None:
         fetch(f"{self.url}/_test/reset-counters", method="POST")

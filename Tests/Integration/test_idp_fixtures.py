@@ -94,10 +94,12 @@ def test_idp_counters_count_token_requests_by_grant_type(idp):
     refresh(idp, tokens["refresh_token"])
     refresh(idp, tokens["refresh_token"])  # refused, still counted
     fetch(idp.api_url, headers=bearer(tokens["access_token"]))
-    assert idp.counters() == {"token": {"total": 3, "password": 1, "refresh_token": 2}, "api": 1}
+    assert idp.counters() == {"token": {"total": 3, "password": 1, "refresh_token": 2},
+                              "token_errors": {"invalid_grant": 1}, "api": 1}
     assert idp.token_requests("refresh_token") == 2
+    assert idp.token_errors("invalid_grant") == 1
     idp.reset_counters()
-    assert idp.counters() == {"token": {"total": 0}, "api": 0}
+    assert idp.counters() == {"token": {"total": 0}, "token_errors": {}, "api": 0}
 
 
 def test_idp_revoke_refresh_tokens_forces_invalid_grant(idp):

@@ -1,7 +1,8 @@
 """Test-only parts of the IdP: request counters (taken in a middleware, so that they count
-what reached the server, answered or not) and the endpoints that let a test reset them,
+what reached the server, answered or not, and the errors of refused token requests) and the endpoints that let a test reset them,
 revoke refresh tokens and expire access tokens."""
 
+import json
 import threading
 from collections import Counter
 from datetime import timedelta
@@ -14,6 +15,7 @@ from oauth2_provider.models import get_access_token_model, get_refresh_token_mod
 
 _lock = threading.Lock()
 _token_requests: Counter = Counter()  # grant_type -> count
+_token_errors: Counter = Counter()  # OAuth error code of a refused token request -> count
 _api_requests = 0
 
 
@@ -21,7 +23,7 @@ def snapshot() -> dict:
     with _lock:
         token = dict(_token_requests)
         token["total"] = sum(_token_requests.values())
-        return {"token": token, "api": _api_requests}
+        return {"token": token, "token_errors": dict(_token_errors), "api": _api_requests}
 
 
 class CountingMiddleware:
@@ -37,7 +39,15 @@ class CountingMiddleware:
         elif request.path.startswith("/api/"):
             with _lock:
                 _api_requests += 1
-        return self.get_response(request)
+        response = self.get_response(request)
+        if request.path == "/o/token/" and response.status_code >= 400:
+            try:
+                error = json.loads(response.content).get("error", "(none)")
+            except ValueError:
+                error = "(not json)"
+            with _lock:
+                _token_errors[error] += 1
+        return response
 
 
 @require_GET
@@ -51,6 +61,7 @@ def reset_counters(request):
     global _api_requests
     with _lock:
         _token_requests.clear()
+        _token_errors.clear()
         _api_requests = 0
     return JsonResponse(snapshot())
 
