@@ -19,28 +19,22 @@ extension FileTokenStore {
 
     private func lockRefresh(_ identity: String) throws(TokenStoreError) -> RefreshLockAttempt {
         let path = try files.refreshLockFile(for: identity)
-        let fd: Int32
-        do {
-            fd = try systemCall("open") { open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+        let fd = try PrivateFile.openLockFile(path, .refreshLockFile)
+        do throws(SystemError) {
+            _ = try systemCall("flock") { flock(fd, LOCK_EX | LOCK_NB) }
         } catch {
-            throw TokenStoreError(.unusablePath, "cannot open refresh lock file \(path): \(PrivateFile.reason(error))")
+            close(fd)
+            if error.wouldBlock { return .heldElsewhere }
+            throw TokenStoreError(.unusablePath, "cannot lock \(path): \(PrivateFile.reason(error))")
         }
-        do throws(TokenStoreError) {
-            try PrivateFile.requirePrivate(try PrivateFile.status(of: fd, path, .refreshLockFile), path, .refreshLockFile)
-            do throws(SystemError) {
-                _ = try systemCall("flock") { flock(fd, LOCK_EX | LOCK_NB) }
-            } catch where error.wouldBlock {
-                close(fd)
-                return .heldElsewhere
-            } catch {
-                throw TokenStoreError(.unusablePath, "cannot lock \(path): \(PrivateFile.reason(error))")
-            }
-            let lease = RefreshLease(identity: identity, owner: try RefreshLease.newOwner(), expiresAt: nil)
-            refreshLocks.withLock { $0[lease.owner] = fd }
-            return .acquired(lease)
+        let owner: String
+        do {
+            owner = try RefreshLease.newOwner()
         } catch {
             close(fd)
             throw error
         }
+        refreshLocks.withLock { $0[owner] = fd }
+        return .acquired(RefreshLease(identity: identity, owner: owner, expiresAt: nil))
     }
 }

@@ -137,6 +137,24 @@ enum PrivateFile {
         try syncDirectory(directory)
     }
 
+    /// Opens a lock file, created 0600 when missing, and refuses one others can reach. The
+    /// descriptor is the caller's to close; closing it drops any flock(2) it holds.
+    static func openLockFile(_ path: String, _ kind: Kind) throws(TokenStoreError) -> Int32 {
+        let fd: Int32
+        do {
+            fd = try systemCall("open") { open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+        } catch {
+            throw TokenStoreError(.unusablePath, "cannot open \(kind.noun) \(path): \(reason(error))")
+        }
+        do throws(TokenStoreError) {
+            try requirePrivate(try status(of: fd, path, kind), path, kind)
+        } catch {
+            close(fd)
+            throw error
+        }
+        return fd
+    }
+
     static func status(of fd: Int32, _ path: String, _ kind: Kind) throws(TokenStoreError) -> stat {
         var info = stat()
         do throws(SystemError) {
