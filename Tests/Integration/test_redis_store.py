@@ -140,7 +140,7 @@ def test_redis_restarted_in_the_middle(latchkey, make_idp, redis):
     outage.assert_all_served()
     obtained_meanwhile = idp.token_requests("refresh_token")
     assert obtained_meanwhile >= 1
-    assert serving.wait_log(r"the token is kept and written when Redis is back")
+    assert serving.wait_log(r"the token of identity idp stays in this process's memory and is written when Redis is back")
 
     redis.start()
     assert wait_until(lambda: ready(serving) == 200 and ready(idle) == 200, timeout=20), serving.log_tail()

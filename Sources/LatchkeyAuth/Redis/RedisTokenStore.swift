@@ -75,7 +75,8 @@ public final class RedisTokenStore: WatchableTokenStore, AvailabilityReportingSt
 
     /// Replaces the identity's token. A value the store cannot read (another key, a newer
     /// format) is never overwritten. When Redis cannot be reached the token is kept, and
-    /// written before anything else once a connection is back; the error says so.
+    /// written before anything else once a connection is back (a notice says so); the
+    /// caller still gets the error, as the token is not in Redis yet.
     public func save(_ token: TokenSet?, identity: String) async throws(TokenStoreError) {
         try await queue.perform { () throws(TokenStoreError) in
             let record = StoredRecord(token: token)
@@ -84,7 +85,9 @@ public final class RedisTokenStore: WatchableTokenStore, AvailabilityReportingSt
                 self.link.pending[identity] = nil
             } catch where error.code == .unavailable {
                 self.link.pending[identity] = record
-                throw TokenStoreError(.unavailable, "\(error.message); the token is kept and written when Redis is back")
+                self.notices("Redis cannot be reached: the token of identity \(identity) stays in this process's memory "
+                    + "and is written when Redis is back")
+                throw error
             }
         }
     }
