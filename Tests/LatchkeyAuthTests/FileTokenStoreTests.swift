@@ -326,4 +326,21 @@ import Glibc
         try await Task.sleep(for: .milliseconds(50))
         #expect(await server.changes(among: ["podio"]).isEmpty)
     }
+
+    @Test func theRefreshLockIsAPrivateFileBesideTheToken() async throws {
+        let store = try store()
+        guard case .acquired(let lease) = try await store.acquireRefreshLock(identity: "podio") else {
+            Issue.record("the refresh lock was not acquired")
+            return
+        }
+        #expect(lease.expiresAt == nil)
+        let lockFile = storePath + "/podio.refresh-lock"
+        #expect(try mode(lockFile) == 0o600)
+        await store.releaseRefreshLock(lease)
+        // The lock file stays (removing it would race another process's flock), empty.
+        #expect(try bytes(lockFile).isEmpty)
+        chmod(lockFile, 0o644)
+        let error = await #expect(throws: TokenStoreError.self) { try await store.acquireRefreshLock(identity: "podio") }
+        #expect(error?.message == "refresh lock file \(lockFile) is accessible by others (mode 0644); run chmod 600 \(lockFile)")
+    }
 }
