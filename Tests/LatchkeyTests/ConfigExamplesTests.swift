@@ -89,6 +89,7 @@ struct ConfigExamplesTests {
         keys += RawUpstream.CodingKeys.allCases.map(\.rawValue)
         keys += RawInjection.CodingKeys.allCases.map(\.rawValue)
         keys += RawCookies.CodingKeys.allCases.map(\.rawValue)
+        keys += RawHandoff.CodingKeys.allCases.map(\.rawValue)
         keys += RawLimits.CodingKeys.allCases.map(\.rawValue)
         keys += RawLogging.CodingKeys.allCases.map(\.rawValue)
         for key in Set(keys) {

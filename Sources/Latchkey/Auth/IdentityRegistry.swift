@@ -17,10 +17,10 @@ public final class IdentityRegistry: Sendable {
 
     /// Each identity's auth events go to the log, to its counters made with `metrics`, and
     /// to its hook command if it has one. `store` keeps the tokens of the identities that
-    /// keep theirs (`keepsTokens`); static tokens stay in memory.
-    public init(config: Config, credentials: CredentialStore, store: any TokenStore, logger: Logger,
+    /// keep theirs (`keepsTokens`); static tokens stay in memory. `client` carries their
+    /// token requests: required when an identity keeps tokens (`needsHTTPClient`).
+    public init(config: Config, credentials: CredentialStore, store: any TokenStore, client: AuthHTTPClient?, logger: Logger,
                 metrics: any MetricsFactory) throws {
-        let client = config.identities.contains(where: \.keepsTokens) ? try AuthHTTPClient() : nil
         let log = AuthEventLog(logger: logger)
         var identities: [String: Identity] = [:]
         for identity in config.identities {
@@ -61,5 +61,10 @@ public final class IdentityRegistry: Sendable {
     public func shutdown() {
         watcher.withLock { $0?.stop() }
         client?.shutdown()
+    }
+
+    /// Whether `config` has identities whose tokens come from an IdP.
+    public static func needsHTTPClient(_ config: Config) -> Bool {
+        config.identities.contains(where: \.keepsTokens)
     }
 }

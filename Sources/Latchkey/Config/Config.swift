@@ -116,12 +116,15 @@ public struct RouteConfig: Sendable, Equatable {
     public var secretQueryParameters: [String]
     /// When an identity's token is renewed and the request replayed.
     public var renewal: RenewalPolicy
+    /// Where a browser gets its web session from, if the route gives one.
+    public var handoff: HandoffConfig?
 
     public init(
         name: String, listeners: [String] = [], pathPrefix: String = "/", host: String? = nil,
         upstream: UpstreamConfig, prefixReplacement: String? = "", injections: [Injection] = [],
         passClientAuthorization: Bool = false, preserveHost: Bool = false, via: String? = nil,
-        cookies: CookieRewrite = .init(), secretQueryParameters: [String] = [], renewal: RenewalPolicy = .init()
+        cookies: CookieRewrite = .init(), secretQueryParameters: [String] = [], renewal: RenewalPolicy = .init(),
+        handoff: HandoffConfig? = nil
     ) {
         self.name = name
         self.listeners = listeners
@@ -136,6 +139,7 @@ public struct RouteConfig: Sendable, Equatable {
         self.cookies = cookies
         self.secretQueryParameters = secretQueryParameters
         self.renewal = renewal
+        self.handoff = handoff
     }
 }
 

@@ -163,6 +163,8 @@ extension ConfigValidator {
 
         let cookies = validateCookies(raw.cookies, at: path / "cookies")
         let renewal = validateRenewal(raw, at: path)
+        let handoff = validateHandoff(raw.handoff, upstream: upstream, injects: !injections.isEmpty || raw.inject?.items.isEmpty == false,
+                                      at: path / "handoff")
 
         var secretQueryParameters: [String] = []
         for (paramIndex, param) in raw.secretQueryParams?.decoded ?? [] {
@@ -178,7 +180,8 @@ extension ConfigValidator {
             name: name, listeners: routeListeners, pathPrefix: prefix, host: host, upstream: upstream,
             prefixReplacement: replacement, injections: injections,
             passClientAuthorization: raw.passClientAuthorization ?? false, preserveHost: raw.preserveHost ?? false,
-            via: raw.via, cookies: cookies, secretQueryParameters: secretQueryParameters, renewal: renewal
+            via: raw.via, cookies: cookies, secretQueryParameters: secretQueryParameters, renewal: renewal,
+            handoff: handoff
         )
     }
 

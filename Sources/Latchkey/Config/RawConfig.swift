@@ -142,7 +142,7 @@ struct RawRoute: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, listeners, path, host, upstream, strip_prefix, replace_prefix, inject
         case pass_client_authorization, preserve_host, via, cookies, secret_query_params
-        case renew_on, renew_on_invalid_token, replay_limit
+        case renew_on, renew_on_invalid_token, replay_limit, handoff
     }
 
     var name: String?
@@ -161,6 +161,7 @@ struct RawRoute: Decodable {
     var renewOn: LenientList<Int>?
     var renewOnInvalidToken: Bool?
     var replayLimit: RawByteSize?
+    var handoff: RawHandoff?
 
     init(from decoder: any Decoder) throws {
         let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping with path and upstream")
@@ -180,6 +181,27 @@ struct RawRoute: Decodable {
         renewOn = f(.renew_on)
         renewOnInvalidToken = f(.renew_on_invalid_token)
         replayLimit = f(.replay_limit)
+        handoff = f(.handoff)
+    }
+}
+
+/// `handoff: { url, method, expect_status, before_first_page }` on a route.
+struct RawHandoff: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case url, method, expect_status, before_first_page
+    }
+
+    var url: String?
+    var method: String?
+    var expectStatus: LenientList<Int>?
+    var beforeFirstPage: Bool?
+
+    init(from decoder: any Decoder) throws {
+        let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping with the handoff endpoint's url")
+        url = f(.url)
+        method = f(.method)
+        expectStatus = f(.expect_status)
+        beforeFirstPage = f(.before_first_page)
     }
 }
 

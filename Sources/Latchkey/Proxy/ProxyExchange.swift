@@ -14,7 +14,7 @@ import Logging
 final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     let exchange: ServerExchange
     let route: Route
-    private let rewriter: ResponseRewriter
+    let rewriter: ResponseRewriter
     /// The loop's handler outlives every exchange on it.
     unowned(unsafe) let handler: ProxyHandler
     let blueprint: RequestBlueprint
@@ -24,6 +24,8 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     var transfer: UpstreamTransfer?
     /// The request was sent again with a renewed token: a second refusal goes to the client.
     var replayed = false
+    /// Set when the upstream refused a navigation and the browser is being handed a session.
+    var handoff: HandoffExchange?
     private var headSent = false
     var done = false
 
@@ -81,6 +83,11 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: HTTPFields) {
         guard !done else { return }
         var fields = fields
+        // A page that wants a web session: the browser gets one, not a renewed token.
+        if status == 401, let settings = route.handoff, let caller = handler.context.handoffCaller,
+           BrowserNavigation.isNavigation(exchange.head) {
+            return handOff(after: transfer, settings: settings, caller: caller)
+        }
         if identity != nil, !replayed, route.renewal.refuses(status: status, fields: fields) {
             guard renewAfterRefusal(of: transfer) else { return }
             fields.append(name: "Latchkey-Token-Renewed", value: "true")
@@ -100,6 +107,9 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
         }
         fields.removeHopByHop()
         rewriter.rewrite(&fields)
+        if route.handoff != nil, HandoffMarks.presentsGuard(exchange.head.fields) {
+            fields.append(name: "Set-Cookie", value: HandoffMarks.clearingGuard(route: route))
+        }
         if let via = route.via {
             let hop = "1.1 \(via)"
             if let existing = fields["Via"] { fields.set(name: "Via", value: existing + ", " + hop) } else { fields.append(name: "Via", value: hop) }
@@ -148,6 +158,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     }
 
     func exchangeAborted(_ reason: ExchangeEnd) {
+        handoff?.exchangeAborted(reason)
         guard !done else { return }
         done = true
         let transfer = self.transfer

@@ -15,6 +15,9 @@ struct ProxyContext: Sendable {
     let accessLog: AccessLog
     let metrics: ProxyMetrics
     let metricsEndpoint: MetricsEndpoint
+    /// Calls handoff endpoints; nil when no route has one.
+    let handoffCaller: HandoffCaller?
+    let handoffMarks: HandoffMarks
     let logger: Logger
 }
 
@@ -64,10 +67,28 @@ final class ProxyHandler: ServerHandler {
             exchange.respond(status: response.status, fields: response.fields, body: response.body)
             return LocalAnswer.shared
         }
+        // `/.latchkey/handoff?to=PAGE` hands off for PAGE's route, then sends the browser there.
+        var requestedHandoff: String?
+        var routedPath = target.path
+        if target.path == HandoffDestination.path {
+            switch HandoffDestination.page(query: target.query) {
+            case .page(let page) where head.method == "GET" || head.method == "HEAD":
+                requestedHandoff = page
+                routedPath = RequestTarget(page)?.path ?? routedPath
+            case .page:
+                return answer(exchange, ErrorDocument(status: 405, error: "method_not_allowed", message: "\(HandoffDestination.path) takes GET or HEAD"))
+            case .refused(let document):
+                return answer(exchange, document)
+            }
+        }
         // Lower-cased only for tables that match on it.
         let routeHost = context.routes.anyRouteNamesHost ? host.map { Substring(RequestTarget.hostWithoutPort($0).lowercased()) } : nil
-        guard let route = context.routes.match(listener: exchange.listener.index, path: target.path, host: routeHost) else {
+        guard let route = context.routes.match(listener: exchange.listener.index, path: routedPath, host: routeHost) else {
             return answer(exchange, ErrorDocument(status: 404, error: "no_route", message: "no route matches this request's path"))
+        }
+        if requestedHandoff != nil, route.handoff == nil {
+            return answer(exchange, ErrorDocument(status: 404, error: "no_route", message: "the route of that page has no handoff",
+                                                  route: route.name), route: route)
         }
         if route.injectsCredentials && CrossSiteCheck.isCrossSite(head.fields, host: host) {
             return answer(exchange, ErrorDocument(status: 403, error: "cross_site",
@@ -84,8 +105,17 @@ final class ProxyHandler: ServerHandler {
         let blueprint = RequestBlueprint(head: head, target: target, clientHost: host, peer: exchange.peer,
                                          inboundHeader: inboundHeader, credentials: credentials)
         let rewriter = ResponseRewriter(route: route, clientHost: host, clientOnLoopback: exchange.peer?.isLoopback ?? true)
+        let identity = route.identity.flatMap { context.identities[$0] }
+        if let handoff = route.handoff, let caller = context.handoffCaller,
+           let destination = requestedHandoff ?? (handoff.beforeFirstPage && BrowserNavigation.isNavigation(head)
+               && !HandoffMarks.hasHandedOff(head.fields) ? head.target : nil) {
+            let handoffExchange = HandoffExchange(exchange: exchange, route: route, handoff: handoff, handler: self,
+                                                  destination: destination, rewriter: rewriter)
+            handoffExchange.start(caller: caller, identity: identity, credentials: credentials)
+            return handoffExchange
+        }
         let proxied = ProxyExchange(exchange: exchange, route: route, rewriter: rewriter, handler: self, blueprint: blueprint,
-                                    identity: route.identity.flatMap { context.identities[$0] })
+                                    identity: identity)
         proxied.start()
         return proxied
     }

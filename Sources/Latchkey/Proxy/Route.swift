@@ -26,6 +26,7 @@ final class Route: Sendable {
     /// The identity whose token the route injects, if any (validation allows one).
     let identity: String?
     let renewal: RenewalPolicy
+    let handoff: HandoffConfig?
 
     /// nil when the upstream URL cannot be taken apart (validation has ruled that out).
     init?(_ config: RouteConfig, index: Int, listenerIndex: [String: Int]) {
@@ -51,6 +52,7 @@ final class Route: Sendable {
         options = config.upstream.options
         identity = config.identity
         renewal = config.renewal
+        handoff = config.handoff
     }
 
     var injectsCredentials: Bool { !injections.isEmpty }

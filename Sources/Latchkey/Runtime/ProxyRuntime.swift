@@ -27,7 +27,10 @@ public final class ProxyRuntime: Sendable {
                 metrics: PrometheusMetricsFactory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())) throws {
         self.config = config
         self.logger = logger
-        identities = try IdentityRegistry(config: config, credentials: credentials, store: tokenStore,
+        // One HTTP client for the control plane: token requests and handoff calls.
+        let hasHandoffs = config.routes.contains { $0.handoff != nil }
+        let client = IdentityRegistry.needsHTTPClient(config) || hasHandoffs ? try AuthHTTPClient() : nil
+        identities = try IdentityRegistry(config: config, credentials: credentials, store: tokenStore, client: client,
                                           logger: Logger(label: "latchkey.auth"), metrics: metrics)
         var sockets: [ListeningSocket] = []
         for (index, listener) in config.listeners.enumerated() {
@@ -51,6 +54,8 @@ public final class ProxyRuntime: Sendable {
                                  secretQueryParameters: routes.allSecretQueryParameters),
             metrics: ProxyMetrics(config: config, factory: metrics),
             metricsEndpoint: MetricsEndpoint(registry: metrics.registry),
+            handoffCaller: hasHandoffs ? client.map(HandoffCaller.init(client:)) : nil,
+            handoffMarks: HandoffMarks(signer: try MessageSigner.ephemeral()),
             logger: logger
         )
         let settings = ConnectionSettings(config.limits, loops: config.server.resolvedLoops)
