@@ -84,6 +84,7 @@ struct ConfigExamplesTests {
         keys += RawListener.CodingKeys.allCases.map(\.rawValue)
         keys += RawInbound.CodingKeys.allCases.map(\.rawValue)
         keys += RawSharedSecret.CodingKeys.allCases.map(\.rawValue)
+        keys += RawSession.CodingKeys.allCases.map(\.rawValue)
         keys += RawSecret.CodingKeys.allCases.map(\.rawValue)
         keys += RawRoute.CodingKeys.allCases.map(\.rawValue)
         keys += RawUpstream.CodingKeys.allCases.map(\.rawValue)

@@ -80,6 +80,9 @@ public enum InboundAccess: Sendable, Equatable {
     case loopbackOnly
     /// Every request must carry `header` with the secret's value.
     case sharedSecret(header: String, secret: SecretSource)
+    /// Every request must carry the proxy's signed session cookie (browsers on another
+    /// machine, with a link from `latchkey login-link`).
+    case session(SessionSettings)
     /// Explicitly open to anyone who can reach the listener.
     case open
 }

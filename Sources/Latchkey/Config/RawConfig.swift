@@ -86,16 +86,37 @@ struct RawListener: Decodable {
 
 struct RawInbound: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case shared_secret, open
+        case shared_secret, session, open
     }
 
     var sharedSecret: RawSharedSecret?
+    var session: RawSession?
     var open: Bool?
 
     init(from decoder: any Decoder) throws {
-        let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping with shared_secret or open")
+        let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping with shared_secret, session or open")
         sharedSecret = f(.shared_secret)
+        session = f(.session)
         open = f(.open)
+    }
+}
+
+struct RawSession: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case key_file, previous_key_files, lifetime, link_lifetime
+    }
+
+    var keyFile: String?
+    var previousKeyFiles: LenientList<String>?
+    var lifetime: RawDuration?
+    var linkLifetime: RawDuration?
+
+    init(from decoder: any Decoder) throws {
+        let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping with key_file")
+        keyFile = f(.key_file)
+        previousKeyFiles = f(.previous_key_files)
+        lifetime = f(.lifetime)
+        linkLifetime = f(.link_lifetime)
     }
 }
 

@@ -69,18 +69,7 @@ final class HandoffExchange: ExchangeHandler {
     /// The error page instead of the session.
     func fail(_ document: ErrorDocument, extraFields: HTTPFields = HTTPFields()) {
         done = true
-        Self.answerWithPage(exchange, document, extraFields: extraFields, handler: handler, route: route)
-    }
-
-    /// A proxy error for a browser's navigation: the HTML page, counted and logged as
-    /// every refusal is.
-    static func answerWithPage(_ exchange: ServerExchange, _ document: ErrorDocument, extraFields: HTTPFields = HTTPFields(),
-                               handler: ProxyHandler, route: Route) {
-        var fields = document.pageFields
-        for field in extraFields { fields.append(field) }
-        exchange.respond(status: document.status, fields: fields, body: document.pageBody)
-        handler.context.metrics.refused(document.error)
-        handler.record(exchange, route: route, outcome: document.error)
+        handler.answerWithPage(exchange, document, extraFields: extraFields, route: route)
     }
 
     // MARK: ExchangeHandler

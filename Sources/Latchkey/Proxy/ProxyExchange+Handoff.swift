@@ -18,12 +18,12 @@ extension ProxyExchange {
         let head = exchange.head
         if handler.context.handoffMarks.isGuarded(head.fields, route: route, target: head.target, now: Date()) {
             handler.logger.warning("page refused after a handoff", metadata: ["route": .string(route.name)])
-            return HandoffExchange.answerWithPage(
+            return handler.answerWithPage(
                 exchange,
                 ErrorDocument(status: 502, error: "handoff_failed",
                               message: "the page still answered 401 after a handoff: the session the handoff endpoint gave does not open it",
                               route: route.name),
-                handler: handler, route: route)
+                route: route)
         }
         let handoff = HandoffExchange(exchange: exchange, route: route, handoff: settings, handler: handler,
                                       destination: head.target, rewriter: rewriter)

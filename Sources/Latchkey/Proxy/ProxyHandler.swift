@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import LatchkeyAuth
 import LatchkeyHTTP
 import LatchkeyLoop
@@ -54,6 +59,15 @@ final class ProxyHandler: ServerHandler {
             }
             guard let expected = context.credentials[name], constantTimeEquals(presented, expected) else {
                 return answer(exchange, ErrorDocument(status: 403, error: "forbidden", message: "the \(header) header does not match"))
+            }
+        }
+        if case .session(let gate) = policy.inbound {
+            if head.target == SessionGate.loginPath || head.target.hasPrefix(SessionGate.loginPath + "?") {
+                return redeemLoginLink(exchange, gate: gate)
+            }
+            guard gate.admits(head.fields, now: Date()) else {
+                return answer(exchange, ErrorDocument(status: 401, error: "unauthorized",
+                    message: "this listener requires a session: open a login link made by `latchkey login-link ROUTE`"))
             }
         }
         guard let target = RequestTarget(head.target) else {
@@ -140,11 +154,21 @@ final class ProxyHandler: ServerHandler {
     }
 
     /// Answers with the proxy's own error instead of forwarding.
-    private func answer(_ exchange: ServerExchange, _ document: ErrorDocument, route: Route? = nil) -> ExchangeHandler {
+    func answer(_ exchange: ServerExchange, _ document: ErrorDocument, route: Route? = nil) -> ExchangeHandler {
         exchange.respond(document)
         context.metrics.refused(document.error)
         record(exchange, route: route)
         return LocalAnswer.shared
+    }
+
+    /// A proxy error for a browser's window: the HTML page, counted and logged as every
+    /// refusal is.
+    func answerWithPage(_ exchange: ServerExchange, _ document: ErrorDocument, extraFields: HTTPFields = HTTPFields(), route: Route?) {
+        var fields = document.pageFields
+        for field in extraFields { fields.append(field) }
+        exchange.respond(status: document.status, fields: fields, body: document.pageBody)
+        context.metrics.refused(document.error)
+        record(exchange, route: route, outcome: document.error)
     }
 
     private func answer(_ exchange: ServerExchange, status: Int, body: [UInt8]) -> ExchangeHandler {

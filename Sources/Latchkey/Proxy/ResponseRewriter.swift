@@ -86,12 +86,8 @@ struct ResponseRewriter {
     /// gave none, since the browser's default path would be the redirect's), Secure only
     /// when the client speaks HTTPS to the proxy; the other attributes kept.
     func rewriteHandoffCookie(_ header: String) -> String {
-        rewriteSetCookie(header, domain: .remove, mapPath: true, keepSecure: Self.clientUsesTLS, pathIfMissing: route.pathPrefix)
+        rewriteSetCookie(header, domain: .remove, mapPath: true, keepSecure: ListenerPolicy.clientsUseTLS, pathIfMissing: route.pathPrefix)
     }
-
-    /// The listeners speak plain HTTP (TLS is for a terminating proxy in front): a browser
-    /// drops a Secure cookie set over plain HTTP (RFC 6265bis §5.7).
-    static let clientUsesTLS = false
 
     private func rewriteSetCookie(_ header: String, domain: CookieRewrite.DomainRule, mapPath: Bool, keepSecure: Bool,
                                   pathIfMissing: String? = nil) -> String {

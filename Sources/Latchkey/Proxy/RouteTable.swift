@@ -21,6 +21,10 @@ struct RouteTable: Sendable {
         anyRouteNamesHost = routes.contains { $0.host != nil }
     }
 
+    func route(named name: String) -> Route? {
+        routes.first { $0.name == name }
+    }
+
     /// `host` is the request's Host without port, lower-cased.
     func match(listener: Int, path: Substring, host: Substring?) -> Route? {
         routes.first { route in

@@ -43,7 +43,14 @@ public final class ProxyRuntime: Sendable {
         self.sockets = sockets
         listeners = sockets.map(\.info)
 
-        let policies = zip(config.listeners, sockets).map { ListenerPolicy(config: $0, bound: $1.info.boundAddress) }
+        var policies: [ListenerPolicy] = []
+        for (listener, socket) in zip(config.listeners, sockets) {
+            do {
+                policies.append(try ListenerPolicy(config: listener, bound: socket.info.boundAddress))
+            } catch {
+                throw RuntimeError("listener \(listener.name): \(error.detail)")
+            }
+        }
         let routes = RouteTable(config: config)
         let context = ProxyContext(
             routes: routes,
@@ -51,7 +58,8 @@ public final class ProxyRuntime: Sendable {
             credentials: credentials,
             identities: identities.identities,
             accessLog: AccessLog(sink: sink, enabled: config.logging.accessLog,
-                                 secretQueryParameters: routes.allSecretQueryParameters),
+                                 // Requests that match no route include login links.
+                                 secretQueryParameters: routes.allSecretQueryParameters.union([SessionGate.tokenParameter])),
             metrics: ProxyMetrics(config: config, factory: metrics),
             metricsEndpoint: MetricsEndpoint(registry: metrics.registry),
             handoffCaller: hasHandoffs ? client.map(HandoffCaller.init(client:)) : nil,
