@@ -61,6 +61,8 @@ actor RecordingStore: TokenStore {
     var saved: [TokenSet?] = []
     func load(identity: String) -> TokenSet? { nil }
     func save(_ token: TokenSet?, identity: String) { saved.append(token) }
+    func loadCookies(identity: String) -> [String] { [] }
+    func saveCookies(_ cookies: [String], identity: String) {}
 }
 
 @Suite struct IdentityTests {

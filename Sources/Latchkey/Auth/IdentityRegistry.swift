@@ -1,5 +1,6 @@
 import CoreMetrics
 import LatchkeyAuth
+import LatchkeyUpstream
 import Logging
 import Synchronization
 
@@ -23,7 +24,10 @@ public final class IdentityRegistry: Sendable {
                 metrics: any MetricsFactory) throws {
         let log = AuthEventLog(logger: logger)
         var identities: [String: Identity] = [:]
+        let keepingCookies = config.identitiesKeepingCookies
         for identity in config.identities {
+            let keepsCookies = keepingCookies.contains(identity.name)
+            let stored = identity.keepsTokens || keepsCookies
             let source: any TokenSource = if let client, identity.keepsTokens {
                 OAuthTokenSource(config: identity, credentials: credentials, client: client)
             } else {
@@ -33,8 +37,9 @@ public final class IdentityRegistry: Sendable {
             if !identity.hook.isEmpty { sinks.append(AuthEventHook(command: identity.hook, logger: logger)) }
             let events = AuthEventFanOut(sinks: sinks)
             identities[identity.name] = Identity(
-                name: identity.name, source: source, store: identity.keepsTokens ? store : MemoryTokenStore(), events: events,
-                initialToken: OAuthTokenSource.seed(identity, credentials: credentials), waitsForStart: identity.keepsTokens,
+                name: identity.name, source: source, store: stored ? store : MemoryTokenStore(), events: events,
+                initialToken: OAuthTokenSource.seed(identity, credentials: credentials), waitsForStart: stored,
+                cookieJar: keepsCookies ? try CookieJar() : nil,
                 timing: identity.timing)
         }
         self.identities = identities

@@ -16,7 +16,7 @@ public func makeTokenStore(
     environment: [String: String] = ProcessInfo.processInfo.environment,
     logger: Logger = Logger(label: "latchkey.store")
 ) throws(TokenStoreError) -> any TokenStore {
-    let kept = config.identities.filter(\.keepsTokens).map(\.name)
+    let kept = config.identities.filter { $0.keepsTokens || config.identitiesKeepingCookies.contains($0.name) }.map(\.name)
     guard config.store.kind == .file, !kept.isEmpty else { return MemoryTokenStore() }
     let directory = try config.store.resolvedDirectory(environment: environment)
     let key = try StoreKey.configured(keyFile: config.store.keyFile, environment: environment)
@@ -28,6 +28,14 @@ public func makeTokenStore(
         "encrypted": .string(key.map { "yes, key from \($0.origin)" } ?? "no"),
     ])
     return store
+}
+
+extension Config {
+    /// The identities whose cookies the proxy keeps (`jar: proxy` on a route injecting
+    /// them): their jars go to the token store too, beside any token.
+    public var identitiesKeepingCookies: Set<String> {
+        Set(routes.filter { $0.cookieJar == .proxy }.compactMap(\.identity))
+    }
 }
 
 extension IdentityConfig {

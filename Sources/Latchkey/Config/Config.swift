@@ -121,13 +121,15 @@ public struct RouteConfig: Sendable, Equatable {
     public var renewal: RenewalPolicy
     /// Where a browser gets its web session from, if the route gives one.
     public var handoff: HandoffConfig?
+    /// Who keeps the upstream's cookies: the client (relayed, rewritten) or the proxy.
+    public var cookieJar: CookieJarMode
 
     public init(
         name: String, listeners: [String] = [], pathPrefix: String = "/", host: String? = nil,
         upstream: UpstreamConfig, prefixReplacement: String? = "", injections: [Injection] = [],
         passClientAuthorization: Bool = false, preserveHost: Bool = false, via: String? = nil,
         cookies: CookieRewrite = .init(), secretQueryParameters: [String] = [], renewal: RenewalPolicy = .init(),
-        handoff: HandoffConfig? = nil
+        handoff: HandoffConfig? = nil, cookieJar: CookieJarMode = .client
     ) {
         self.name = name
         self.listeners = listeners
@@ -143,6 +145,7 @@ public struct RouteConfig: Sendable, Equatable {
         self.secretQueryParameters = secretQueryParameters
         self.renewal = renewal
         self.handoff = handoff
+        self.cookieJar = cookieJar
     }
 }
 
@@ -201,6 +204,16 @@ public struct Injection: Sendable, Equatable {
         self.source = source
         self.template = template
     }
+}
+
+/// `jar:` on a route.
+public enum CookieJarMode: String, Sendable, Equatable {
+    /// The upstream's Set-Cookie goes to the client (rewritten by `cookies:`), which sends
+    /// its cookies back itself: the default.
+    case client
+    /// The proxy keeps the upstream's cookies per identity, in the token store, and sends
+    /// them with every request of the identity's jar routes: all clients share one session.
+    case proxy
 }
 
 /// How the upstream's Set-Cookie is rewritten for the client.

@@ -44,4 +44,19 @@ extension ConfigValidator {
         guard valid else { return nil }
         return HandoffConfig(url: url, method: method, expectedStatuses: statuses, beforeFirstPage: raw.beforeFirstPage ?? false)
     }
+
+    /// `jar: client | proxy`. The proxy keeps a jar per identity, so a route whose jar is
+    /// the proxy's must inject one.
+    mutating func validateCookieJar(_ raw: String?, identity: String?, at path: ConfigPath) -> CookieJarMode {
+        guard let raw else { return .client }
+        guard let mode = CookieJarMode(rawValue: raw) else {
+            diagnostics.error(path, "unknown jar\(ConfigSyntax.quoted(raw))", expected: "client (the default) or proxy")
+            return .client
+        }
+        if mode == .proxy, identity == nil {
+            diagnostics.error(path, "jar: proxy on a route that injects no identity",
+                              expected: "an inject: entry with identity:, whose cookies the proxy keeps")
+        }
+        return mode
+    }
 }

@@ -165,6 +165,11 @@ extension ConfigValidator {
         let renewal = validateRenewal(raw, at: path)
         let handoff = validateHandoff(raw.handoff, upstream: upstream, injects: !injections.isEmpty || raw.inject?.items.isEmpty == false,
                                       at: path / "handoff")
+        let cookieJar = validateCookieJar(raw.jar, identity: identityInjection?.name, at: path / "jar")
+        if cookieJar == .proxy, handoff?.beforeFirstPage == true {
+            diagnostics.error(path / "handoff" / "before_first_page", "a browser's first page with jar: proxy",
+                              expected: "no before_first_page: the proxy's jar is filled on the first 401 of any client")
+        }
 
         var secretQueryParameters: [String] = []
         for (paramIndex, param) in raw.secretQueryParams?.decoded ?? [] {
@@ -181,7 +186,7 @@ extension ConfigValidator {
             prefixReplacement: replacement, injections: injections,
             passClientAuthorization: raw.passClientAuthorization ?? false, preserveHost: raw.preserveHost ?? false,
             via: raw.via, cookies: cookies, secretQueryParameters: secretQueryParameters, renewal: renewal,
-            handoff: handoff
+            handoff: handoff, cookieJar: cookieJar
         )
     }
 

@@ -163,7 +163,7 @@ struct RawRoute: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, listeners, path, host, upstream, strip_prefix, replace_prefix, inject
         case pass_client_authorization, preserve_host, via, cookies, secret_query_params
-        case renew_on, renew_on_invalid_token, replay_limit, handoff
+        case renew_on, renew_on_invalid_token, replay_limit, handoff, jar
     }
 
     var name: String?
@@ -183,6 +183,7 @@ struct RawRoute: Decodable {
     var renewOnInvalidToken: Bool?
     var replayLimit: RawByteSize?
     var handoff: RawHandoff?
+    var jar: String?
 
     init(from decoder: any Decoder) throws {
         let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping with path and upstream")
@@ -203,6 +204,7 @@ struct RawRoute: Decodable {
         renewOnInvalidToken = f(.renew_on_invalid_token)
         replayLimit = f(.replay_limit)
         handoff = f(.handoff)
+        jar = f(.jar)
     }
 }
 

@@ -1,6 +1,7 @@
 import LatchkeyAuth
 import LatchkeyHTTP
 import LatchkeyServer
+import LatchkeyUpstream
 
 /// What a handoff endpoint gave: the web session's cookies as the endpoint set them, or
 /// why there are none.
@@ -18,21 +19,31 @@ struct HandoffCaller: Sendable {
 
     /// Reports once, on any thread. An endpoint that refuses the token as the route's
     /// upstream would (`renew_on`) gets one more call with a renewed token.
-    func call(route: Route, handoff: HandoffConfig, identity: Identity?, credentials: CredentialSnapshot,
+    /// `jar`: the proxy's jar for the route (`jar: proxy`), which takes the endpoint's
+    /// cookies; nil when they are for a browser.
+    func call(route: Route, handoff: HandoffConfig, identity: Identity?, credentials: CredentialSnapshot, jar: CookieJar? = nil,
               report: @escaping @Sendable (HandoffOutcome) -> Void) {
-        guard let identity else {
-            return send(route: route, handoff: handoff, identity: nil, token: nil, credentials: credentials, report: report)
-        }
-        let proceed = Self.withToken(of: identity, route: route, report: report) { token in
-            send(route: route, handoff: handoff, identity: identity, token: token, credentials: credentials, report: report)
-        }
+        let call = Call(route: route, handoff: handoff, identity: identity, credentials: credentials, jar: jar, report: report)
+        guard let identity else { return send(call, token: nil) }
+        let proceed = Self.withToken(of: identity, route: route, report: report) { token in send(call, token: token) }
         if let token = identity.current() { proceed(.success(token)) } else { identity.demand(proceed) }
     }
 
-    private func send(route: Route, handoff: HandoffConfig, identity: Identity?, token: IssuedToken?,
-                      credentials: CredentialSnapshot, renewed: Bool = false,
-                      report: @escaping @Sendable (HandoffOutcome) -> Void) {
-        client.start(Self.request(route: route, handoff: handoff, token: token, credentials: credentials)) { result in
+    /// What one handoff is about, from the first call to the last.
+    private struct Call: Sendable {
+        let route: Route
+        let handoff: HandoffConfig
+        let identity: Identity?
+        let credentials: CredentialSnapshot
+        let jar: CookieJar?
+        let report: @Sendable (HandoffOutcome) -> Void
+    }
+
+    private func send(_ call: Call, token: IssuedToken?, renewed: Bool = false) {
+        let (route, handoff, identity, report) = (call.route, call.handoff, call.identity, call.report)
+        var request = Self.request(route: route, handoff: handoff, token: token, credentials: call.credentials)
+        request.cookieJar = call.jar
+        client.start(request) { result in
             let response: AuthHTTPResponse
             switch result {
             case .success(let answer): response = answer
@@ -40,9 +51,8 @@ struct HandoffCaller: Sendable {
                 return report(.failed(Self.failure(route, "the handoff endpoint could not be reached (\(error.code))")))
             }
             if !renewed, let identity, identity.renewable, let token, route.renewal.refuses(status: response.status, fields: response.fields) {
-                identity.rejected(generation: token.generation, Self.withToken(of: identity, route: route, report: report) { renewed in
-                    send(route: route, handoff: handoff, identity: identity, token: renewed, credentials: credentials,
-                         renewed: true, report: report)
+                identity.rejected(generation: token.generation, Self.withToken(of: identity, route: route, report: report) { renewedToken in
+                    send(call, token: renewedToken, renewed: true)
                 })
                 return
             }

@@ -30,4 +30,34 @@ extension ProxyExchange {
         self.handoff = handoff
         handoff.start(caller: caller, identity: identity, credentials: blueprint.credentials)
     }
+
+    /// The upstream answered 401 on a route whose cookies the proxy keeps (`jar: proxy`):
+    /// the handoff endpoint's cookies go into the identity's jar (curl's cookie engine takes
+    /// them from its answer), and the request is sent again with them, once. Any client
+    /// gets the page; the next one finds the session in the jar.
+    func refillJar(after refused: UpstreamTransfer, settings: HandoffConfig, caller: HandoffCaller) {
+        refused.cancel()
+        transfer = nil
+        replayed = true
+        exchange.pauseRequestBody()
+        handler.logger.info("filling the cookie jar from the handoff endpoint", metadata: ["route": .string(route.name)])
+        let this = LoopBound(self)
+        let loop = handler.loop.handle
+        caller.call(route: route, handoff: settings, identity: identity, credentials: blueprint.credentials, jar: cookieJar) { outcome in
+            loop.execute { _ in this.value.jarRefilled(outcome) }
+        }
+    }
+
+    private func jarRefilled(_ outcome: HandoffOutcome) {
+        guard !done else { return }
+        switch outcome {
+        case .session:
+            identity?.cookiesChanged()
+            startTransfer(token: token)
+            exchange.resumeRequestBody()
+        case .failed(let document, let fields):
+            handler.logger.warning("handoff failed", metadata: ["route": .string(route.name), "detail": .string(document.message)])
+            answer(document, extraFields: fields, outcome: document.error)
+        }
+    }
 }

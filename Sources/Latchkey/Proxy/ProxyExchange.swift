@@ -40,7 +40,8 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
         self.handler = handler
         self.blueprint = blueprint
         self.identity = identity
-        let replayable = identity?.renewable == true
+        // Sent again after a token renewal, or after a handoff has filled the proxy's jar.
+        let replayable = identity?.renewable == true || (route.keepsCookies && route.handoff != nil)
         let declaredLength: UInt64? = if case .length(let length) = exchange.head.framing { length } else { nil }
         body = RequestBodyRecord(replayLimit: replayable ? route.renewal.replayLimit : nil, declaredLength: declaredLength)
     }
@@ -49,7 +50,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     /// hands it the body bytes that are already here.
     func startTransfer(token: IssuedToken?) {
         self.token = token
-        let transfer = handler.upstream.start(blueprint.request(for: route, token: token), delegate: self)
+        let transfer = handler.upstream.start(blueprint.request(for: route, token: token, jar: cookieJar), delegate: self)
         self.transfer = transfer
         let pending = body.forNewTransfer()
         if !pending.isEmpty { pending.withUnsafeBytes { transfer.sendBody($0) } }
@@ -83,10 +84,14 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: HTTPFields) {
         guard !done else { return }
         var fields = fields
-        // A page that wants a web session: the browser gets one, not a renewed token.
-        if status == 401, let settings = route.handoff, let caller = handler.context.handoffCaller,
-           BrowserNavigation.isNavigation(exchange.head) {
-            return handOff(after: transfer, settings: settings, caller: caller)
+        if status == 401, let settings = route.handoff, let caller = handler.context.handoffCaller {
+            // The proxy's jar lacks the session: the handoff fills it, the request goes again.
+            if route.keepsCookies {
+                if !replayed, body.complete { return refillJar(after: transfer, settings: settings, caller: caller) }
+            } else if BrowserNavigation.isNavigation(exchange.head) {
+                // A page that wants a web session: the browser gets one, not a renewed token.
+                return handOff(after: transfer, settings: settings, caller: caller)
+            }
         }
         if identity != nil, !replayed, route.renewal.refuses(status: status, fields: fields) {
             guard renewAfterRefusal(of: transfer) else { return }
@@ -106,6 +111,11 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
             }
         }
         fields.removeHopByHop()
+        if route.keepsCookies, fields.contains("Set-Cookie") {
+            // curl's cookie engine has taken them into the jar; the client needs none.
+            fields.removeAll(named: "Set-Cookie")
+            identity?.cookiesChanged()
+        }
         rewriter.rewrite(&fields)
         if route.handoff != nil, HandoffMarks.presentsGuard(exchange.head.fields) {
             fields.append(name: "Set-Cookie", value: HandoffMarks.clearingGuard(route: route))
@@ -178,6 +188,9 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
         handler.context.metrics.refused(document.error)
         handler.record(exchange, route: route, outcome: outcome)
     }
+
+    /// The identity's jar on a route with `jar: proxy`.
+    var cookieJar: CookieJar? { route.keepsCookies ? identity?.cookieJar : nil }
 
     /// This route's series.
     var metrics: RouteMetrics { handler.context.metrics.routes[route.index] }

@@ -100,8 +100,9 @@ final class ProxyHandler: ServerHandler {
         guard let route = context.routes.match(listener: exchange.listener.index, path: routedPath, host: routeHost) else {
             return answer(exchange, ErrorDocument(status: 404, error: "no_route", message: "no route matches this request's path"))
         }
-        if requestedHandoff != nil, route.handoff == nil {
-            return answer(exchange, ErrorDocument(status: 404, error: "no_route", message: "the route of that page has no handoff",
+        if requestedHandoff != nil, route.handoff == nil || route.keepsCookies {
+            let reason = route.keepsCookies ? "keeps its web session in the proxy (jar: proxy)" : "has no handoff"
+            return answer(exchange, ErrorDocument(status: 404, error: "no_route", message: "the route of that page \(reason)",
                                                   route: route.name), route: route)
         }
         if route.injectsCredentials && CrossSiteCheck.isCrossSite(head.fields, host: host) {
@@ -120,7 +121,7 @@ final class ProxyHandler: ServerHandler {
                                          inboundHeader: inboundHeader, credentials: credentials)
         let rewriter = ResponseRewriter(route: route, clientHost: host, clientOnLoopback: exchange.peer?.isLoopback ?? true)
         let identity = route.identity.flatMap { context.identities[$0] }
-        if let handoff = route.handoff, let caller = context.handoffCaller,
+        if let handoff = route.handoff, !route.keepsCookies, let caller = context.handoffCaller,
            let destination = requestedHandoff ?? (handoff.beforeFirstPage && BrowserNavigation.isNavigation(head)
                && !HandoffMarks.hasHandedOff(head.fields) ? head.target : nil) {
             let handoffExchange = HandoffExchange(exchange: exchange, route: route, handoff: handoff, handler: self,

@@ -27,6 +27,9 @@ final class Route: Sendable {
     let identity: String?
     let renewal: RenewalPolicy
     let handoff: HandoffConfig?
+    /// `jar: proxy`: the identity's jar goes with every request, and the upstream's cookies
+    /// stay with the proxy.
+    let keepsCookies: Bool
 
     /// nil when the upstream URL cannot be taken apart (validation has ruled that out).
     init?(_ config: RouteConfig, index: Int, listenerIndex: [String: Int]) {
@@ -53,6 +56,7 @@ final class Route: Sendable {
         identity = config.identity
         renewal = config.renewal
         handoff = config.handoff
+        keepsCookies = config.cookieJar == .proxy
     }
 
     var injectsCredentials: Bool { !injections.isEmpty }

@@ -29,13 +29,20 @@ extension TokenSource {
 public protocol TokenStore: Sendable {
     func load(identity: String) async throws -> TokenSet?
     /// Called before a new token is handed out, so that a rotated refresh token is kept
-    /// before it is ever used; nil removes the identity's entry.
+    /// before it is ever used; nil removes the token and keeps the cookies.
     func save(_ token: TokenSet?, identity: String) async throws
+    /// The cookie jar the proxy keeps for the identity (`jar: proxy`), as Netscape
+    /// cookie-file lines; empty when there is none.
+    func loadCookies(identity: String) async throws -> [String]
+    /// Replaces the identity's cookies and keeps its token; an empty list clears them (what
+    /// `latchkey logout` does besides removing the token).
+    func saveCookies(_ cookies: [String], identity: String) async throws
 }
 
 /// The store that forgets on exit, for identities that need no persistence.
 public actor MemoryTokenStore: TokenStore {
     private var tokens: [String: TokenSet] = [:]
+    private var cookies: [String: [String]] = [:]
 
     public init() {}
 
@@ -43,5 +50,11 @@ public actor MemoryTokenStore: TokenStore {
 
     public func save(_ token: TokenSet?, identity: String) {
         tokens[identity] = token
+    }
+
+    public func loadCookies(identity: String) -> [String] { cookies[identity] ?? [] }
+
+    public func saveCookies(_ cookies: [String], identity: String) {
+        self.cookies[identity] = cookies.isEmpty ? nil : cookies
     }
 }

@@ -72,7 +72,16 @@ public final class FileTokenStore: WatchableTokenStore {
     /// record. A file that cannot be read (another key, a newer format) is never
     /// overwritten: that would silently throw away what it holds.
     public func save(_ token: TokenSet?, identity: String) async throws(TokenStoreError) {
-        try await onQueue { () throws(TokenStoreError) in try self.write(token, identity: identity) }
+        try await onQueue { () throws(TokenStoreError) in try self.write(identity) { $0.token = token } }
+    }
+
+    public func loadCookies(identity: String) async throws(TokenStoreError) -> [String] {
+        try await onQueue { () throws(TokenStoreError) in try self.current(identity).record.cookies ?? [] }
+    }
+
+    /// Like `save`: the rest of the record is kept, and an unreadable file never overwritten.
+    public func saveCookies(_ cookies: [String], identity: String) async throws(TokenStoreError) {
+        try await onQueue { () throws(TokenStoreError) in try self.write(identity) { $0.cookies = cookies.isEmpty ? nil : cookies } }
     }
 
     public func changes(among identities: [String]) async -> [String: StoreChange] {
@@ -105,7 +114,9 @@ public final class FileTokenStore: WatchableTokenStore {
         }
     }
 
-    private func write(_ token: TokenSet?, identity: String) throws(TokenStoreError) {
+    /// Changes the identity's record with `change` under the exclusive lock: read, changed,
+    /// replaced (or removed when nothing is left in it).
+    private func write(_ identity: String, _ change: (inout StoredRecord) -> Void) throws(TokenStoreError) {
         try lock.exclusive { () throws(TokenStoreError) in
             let path = try files.file(for: identity)
             var record: StoredRecord
@@ -115,7 +126,7 @@ public final class FileTokenStore: WatchableTokenStore {
                 notices(try moveAside(identity, error).message)
                 record = StoredRecord()
             }
-            record.token = token
+            change(&record)
             if record.isEmpty {
                 try PrivateFile.remove(path, in: files.path)
             } else {

@@ -4,13 +4,16 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// What the store keeps for one identity. A record rather than a bare token so that the
-/// identity's cookie jar can join the token in the same file (and under the same seal).
+/// What the store keeps for one identity: its token and the cookie jar the proxy keeps for
+/// it (`jar: proxy`), in the same file and under the same seal.
 struct StoredRecord: Codable, Equatable, Sendable {
     var token: TokenSet?
+    /// Netscape cookie-file lines, as libcurl's cookie engine exports them; absent when the
+    /// identity keeps no cookies.
+    var cookies: [String]?
 
     /// Nothing left to keep: the file goes.
-    var isEmpty: Bool { token == nil }
+    var isEmpty: Bool { token == nil && (cookies ?? []).isEmpty }
 }
 
 /// A token in the store, with snake_case keys like the OAuth answer it came from (RFC 6749

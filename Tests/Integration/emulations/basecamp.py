@@ -6,7 +6,8 @@ session, which an endpoint gives in exchange for the token.
                             200 with `Set-Cookie: session=<id>; Domain=.basecamp.com; Path=/;
                             Secure; HttpOnly; SameSite=Lax` (Domain and Secure as the real
                             site sets them: a browser keeps the cookie on the proxy's origin
-                            only if Latchkey rewrites them); 401 for another token;
+                            only if Latchkey rewrites them; `cookie_attributes` changes
+                            them); 401 for another token;
                             403 while refuse_handoff is set; with useless_sessions set, a
                             cookie no page accepts
   GET .../projects[/...]    a page (any path with a projects segment, e.g. /4242/projects): needs the session cookie; 200 HTML naming the user;
@@ -36,6 +37,10 @@ class BasecampEmulation(EmulatedServer):
         self.sessions: dict[str, str] = {}
         self.refuse_handoff = False
         self.useless_sessions = False
+        # As https://3.basecamp.com sets them. A client that keeps cookies by RFC 6265 itself
+        # (curl's engine in Latchkey's jar) refuses both here: another domain, and Secure
+        # over plain HTTP.
+        self.cookie_attributes = "Domain=.basecamp.com; Path=/; Secure; HttpOnly; SameSite=Lax"
         self.cookie_headers: list[str] = []
         super().__init__()
 
@@ -55,7 +60,7 @@ class BasecampEmulation(EmulatedServer):
             if not self.useless_sessions:
                 with self._lock:
                     self.sessions[session] = user
-            cookie = f"session={session}; Domain=.basecamp.com; Path=/; Secure; HttpOnly; SameSite=Lax"
+            cookie = f"session={session}; {self.cookie_attributes}"
             return Reply(200, {"ok": True}, [("Set-Cookie", cookie)])
         if request.path.endswith(".json"):
             self.count("api")
