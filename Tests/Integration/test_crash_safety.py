@@ -316,6 +316,7 @@ def recover(lane: Lane, identity: str, verdict: Verdict, tally: Tally) -> None:
     refresh with the stored token, refused only when that was lost in flight."""
     r = lane.proxy.get(f"/{identity}/after-the-kill")
     answers = lane.new_answers(identity)
+    assert answers, f"the restarted proxy answered {r.status} for {identity} without asking the IdP"
     first = answers[0]
     if verdict.state != "live":
         tally.count(f"{identity} {verdict.state}")
