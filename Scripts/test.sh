@@ -22,7 +22,7 @@ if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
 fi
 export PYTHONDONTWRITEBYTECODE=1
 
-APT_PACKAGES=(libcurl4-openssl-dev libssl-dev curl ca-certificates pkg-config)
+APT_PACKAGES=(libcurl4-openssl-dev libssl-dev curl ca-certificates pkg-config strace)
 VENV=.venv
 REQUIREMENTS=Tests/Integration/requirements.txt
 SCRATCH=${LATCHKEY_SCRATCH:-.build}
