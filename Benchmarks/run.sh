@@ -6,8 +6,16 @@
 #
 # Usage: bash Benchmarks/run.sh [bench.py options]
 #   --rounds N (3)  --duration S (10)  --targets direct,latchkey,nginx,haproxy
-#   --scenarios small,large,idle,stream  --idle-connections N (10000)  --profile
-#   --no-write (print only)  --results FILE
+#   --scenarios small,large,idle,stream (the default; any of these and auth, storm)
+#   --idle-connections N (10000)  --profile  --no-write (print only)  --results FILE
+# The OAuth engine's scenarios (Latchkey only, tokens from Benchmarks/token_endpoint.py):
+#   auth   static-credential route vs OAuth identity route with a valid token, under wrk
+#          (--rounds, --duration): requests/s within 5%?
+#   storm  bursts of --storm-requests N (1000) concurrent requests to an identity route
+#          whose token is valid, just expired, or not there yet, --storm-rounds N (7)
+#          times each (about a minute): one token request per burst? added p50/p99?
+#   All of it, as RESULTS.md has it (about 9 minutes):
+#     bash Benchmarks/run.sh --scenarios small,large,idle,stream,auth,storm
 # Environment: LATCHKEY_BIN=PATH uses that binary (no build; LATCHKEY_REV=TEXT then says
 # which sources it was built from); LATCHKEY_BIN=none leaves Latchkey out (for trying the
 # harness on the peers alone).
