@@ -22,7 +22,9 @@ Scenarios
   auth    Latchkey only: the small GET through a route injecting a static credential
           (`/static`) and through one injecting an OAuth identity's valid, long-lived token
           (`/oauth`), interleaved like the targets: requests/s, latency, CPU per request,
-          and the per-round ratio oauth/static (the target: within 5%).
+          and the per-round ratio oauth/static (the target: within 5%). With --callgrind,
+          also both routes' instructions per request under valgrind's callgrind, the
+          figure that holds on a shared machine where CPU time and requests/s do not.
   storm   Latchkey only: bursts of 1,000 requests (--storm-requests), each on its own
           connection opened beforehand, sent at once to an identity route whose token is
           valid (the baseline), has just expired, or does not exist yet (the identity's
@@ -251,14 +253,12 @@ backend be
             return
         self.targets["haproxy"] = {"port": port, "pid": p.pid}
 
-    def start_latchkey(self):
-        port = free_port()
-        # The quick-start flags' setup (one route, bearer token from a file) as a config
-        # file, which can also turn the access log off like nginx's and haproxy's, and lift
-        # the per-loop connection cap (10,000 by default) above the idle scenario's count.
-        # The auth and storm scenarios add their identities and routes (bench_oauth.py).
-        identities, oauth_routes = self.oauth_config() if self.oauth_wanted() else ("", "")
-        self.latchkey_config = f"""server:
+    def latchkey_yaml(self, port, identities="", oauth_routes=""):
+        """The quick-start flags' setup (one route, bearer token from a file) as a config
+        file, which can also turn the access log off like nginx's and haproxy's, and lift
+        the per-loop connection cap (10,000 by default) above the idle scenario's count;
+        with the identities and routes of the auth and storm scenarios when given."""
+        return f"""server:
   loops: 1
 listeners:
   - name: main
@@ -279,6 +279,11 @@ credentials:
 logging:
   access_log: {"true" if self.args.access_log else "false"}
 """
+
+    def start_latchkey(self):
+        port = free_port()
+        # The auth and storm scenarios add their identities and routes (bench_oauth.py).
+        self.latchkey_config = self.latchkey_yaml(port, *(self.oauth_config() if self.oauth_wanted() else ()))
         conf = os.path.join(self.work, "latchkey.yaml")
         with open(conf, "w") as f:
             f.write(self.latchkey_config)
@@ -693,6 +698,8 @@ def main():
     ap.add_argument("--access-log", action="store_true",
                     help="Latchkey and nginx write access logs (to files); haproxy logs nothing either way")
     ap.add_argument("--profile", action="store_true", help="perf-record Latchkey under small GETs")
+    ap.add_argument("--callgrind", action="store_true",
+                    help="with auth: count Latchkey's instructions per request on both routes under callgrind")
     ap.add_argument("--results", help="where to write the Markdown (default Benchmarks/RESULTS.md)")
     ap.add_argument("--no-write", action="store_true", help="print the tables only")
     ap.add_argument("--keep-work", action="store_true")
@@ -708,6 +715,8 @@ def main():
         a.targets.remove("latchkey")
     if {"auth", "storm"} & set(a.scenarios) and "latchkey" not in a.targets:
         ap.error("the auth and storm scenarios measure Latchkey: give --latchkey and keep latchkey in --targets")
+    if a.callgrind and "auth" not in a.scenarios:
+        ap.error("--callgrind counts the auth scenario's instructions: add auth to --scenarios")
 
     if os.cpu_count() < 2:
         sys.exit("bench: needs at least 2 cores (proxy on core 0, load and upstream on core 1)")
@@ -742,14 +751,17 @@ def main():
         b.verify()
         load_before = open("/proc/loadavg").read().split()[:3]
         b.run_rounds()
-        if "storm" in a.scenarios:
-            b.run_storms()
+        if a.callgrind:
+            b.callgrind_auth()
         for name in list(b.targets):
             if "stream" in a.scenarios:
                 b.single[("stream", name)] = b.stream(name)
                 b.single[("stream_limited", name)] = b.stream(name, a.limit_rate)
             if "idle" in a.scenarios:
                 b.single[("idle", name)] = b.idle(name, a.idle_connections, a.idle_hold)
+        # After the RSS scenarios: a burst grows Latchkey's heap, which the allocator keeps.
+        if "storm" in a.scenarios:
+            b.run_storms()
         profile = b.profile() if a.profile else None
         load_after = open("/proc/loadavg").read().split()[:3]
         for name in ("latchkey", "nginx", "haproxy"):

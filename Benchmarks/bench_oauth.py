@@ -13,20 +13,28 @@ same shape: prefix stripped, one `Authorization: Bearer {token}` header injected
 """
 import asyncio
 import datetime
+import glob
 import json
 import os
 import re
 import secrets
+import shutil
 import statistics
+import subprocess
 import sys
 import time
 
-from bench_support import LOAD_CORE, cpu_seconds, free_port, http_get, log, percentile, read_response, wait_port
+from bench_support import (LOAD_CORE, PROXY_CORE, cpu_seconds, free_port, get_many, http_get, log, percentile,
+                           read_response, wait_port)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LONG_TOKEN_LIFETIME = 86400
 STORM_TOKEN_LIFETIME = 2
-CLIENTS = {"valid": "bench-valid", "expiring": "bench-expiring", "fresh": "bench-fresh"}
+# The callgrind instance's `valid` identity has a client of its own, so that the counts of
+# the measured instance's clients stay exact.
+CLIENTS = {"valid": "bench-valid", "expiring": "bench-expiring", "fresh": "bench-fresh", "callgrind": "bench-callgrind"}
+CALLGRIND_REQUESTS = 2000
+CALLGRIND_ROUNDS = 2
 # What a storm burst meets, in table order: the baseline first.
 STORM_STATES = {"valid": "valid token (baseline)", "expired": "token just expired",
                 "fresh": "no token yet (first use)"}
@@ -43,8 +51,8 @@ class OAuthScenarios:
     def start_token_endpoint(self):
         port = free_port()
         self.client_secret_file = self.secret_file("client_secret", secrets.token_hex(16))
-        lifetimes = {CLIENTS["valid"]: LONG_TOKEN_LIFETIME, CLIENTS["expiring"]: STORM_TOKEN_LIFETIME,
-                     CLIENTS["fresh"]: LONG_TOKEN_LIFETIME}
+        lifetimes = {client: STORM_TOKEN_LIFETIME if client == CLIENTS["expiring"] else LONG_TOKEN_LIFETIME
+                     for client in CLIENTS.values()}
         argv = [sys.executable, os.path.join(HERE, "token_endpoint.py"), "--port", str(port),
                 "--secret-file", self.client_secret_file, "--token-file", self.token_file]
         for client, seconds in lifetimes.items():
@@ -62,11 +70,12 @@ class OAuthScenarios:
             sys.exit(f"bench: the token endpoint answered {status} for /counts")
         return json.loads(body)
 
-    def oauth_config(self):
+    def oauth_config(self, valid_client=CLIENTS["valid"], with_fresh=True):
         """Latchkey's `identities:` section and the routes to append to `routes:`, one line
         each (the identities share their token endpoint through a YAML merge key)."""
-        fresh = [f"fresh-{n + 1}" for n in range(self.args.storm_rounds)] if "storm" in self.args.scenarios else []
-        identities = [("valid", CLIENTS["valid"], "acquire: eager"),
+        fresh = ([f"fresh-{n + 1}" for n in range(self.args.storm_rounds)]
+                 if with_fresh and "storm" in self.args.scenarios else [])
+        identities = [("valid", valid_client, "acquire: eager"),
                       ("expiring", CLIENTS["expiring"], "clock_skew: 0s, refresh_ahead: 0s")]
         identities += [(name, CLIENTS["fresh"], "acquire: lazy") for name in fresh]
         sources = [("static", "credential: bench"), ("oauth", "identity: valid"), ("expiring", "identity: expiring")]
@@ -108,6 +117,52 @@ class OAuthScenarios:
         conditions)."""
         pairs = zip(self.results[("auth", "oauth")], self.results[("auth", "static")])
         return statistics.median(o[key] / s[key] for o, s in pairs)
+
+    def callgrind_auth(self):
+        """Instructions Latchkey executes per request on each auth route, counted by
+        callgrind: repeatable where CPU time is not (a shared machine). A second Latchkey
+        with the same routes runs under valgrind; per round and route: warm-up requests, the
+        counters zeroed, CALLGRIND_REQUESTS sequential keep-alive GETs, the counters dumped."""
+        missing = [tool for tool in ("valgrind", "callgrind_control", "strip") if not shutil.which(tool)]
+        if missing:
+            self.notes.append(f"callgrind: {', '.join(missing)} not installed, instruction counts skipped")
+            return
+        # valgrind 3.19 gives up on the DWARF 5 debug information Swift 6.3 writes; the
+        # symbol table, which is all callgrind's totals need, stays.
+        binary = os.path.join(self.work, "latchkey-nodebug")
+        subprocess.run(["strip", "--strip-debug", "-o", binary, self.args.latchkey], check=True)
+        port = free_port()
+        conf = os.path.join(self.work, "latchkey-callgrind.yaml")
+        with open(conf, "w") as f:
+            f.write(self.latchkey_yaml(port, *self.oauth_config(valid_client=CLIENTS["callgrind"], with_fresh=False)))
+        out = os.path.join(self.work, "callgrind.out")
+        p = self.spawn("latchkey-callgrind", ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary,
+                                              "serve", "--config", conf, "--loops", "1"], PROXY_CORE)
+        if not wait_port(port, p, timeout=180):
+            sys.exit("bench: latchkey under callgrind did not start: " + self.read_log("latchkey-callgrind")[-2000:])
+        log(f"bench: callgrind: {CALLGRIND_ROUNDS} rounds of {CALLGRIND_REQUESTS} requests per route")
+        for rnd in range(CALLGRIND_ROUNDS):
+            for route in ("static", "oauth"):
+                path = f"/{route}/small.json"
+                get_many(port, path, 200)
+                subprocess.run(["callgrind_control", "--zero", str(p.pid)], check=True, capture_output=True)
+                get_many(port, path, CALLGRIND_REQUESTS)
+                subprocess.run(["callgrind_control", "--dump", str(p.pid)], check=True, capture_output=True)
+                per_request = self.callgrind_total(out) / CALLGRIND_REQUESTS
+                self.results.setdefault(("callgrind", route), []).append({"instructions": per_request})
+                log(f"bench: callgrind round {rnd + 1}/{CALLGRIND_ROUNDS} {route:6} {per_request:,.0f} instructions/request")
+        p.terminate()
+        p.wait(timeout=60)
+
+    @staticmethod
+    def callgrind_total(out):
+        """The instruction total of callgrind's newest dump (`OUT.N`, N counting up)."""
+        newest = max(glob.glob(out + ".*"), key=lambda path: int(path.rsplit(".", 1)[1]))
+        with open(newest) as f:
+            for line in f:
+                if line.startswith(("totals:", "summary:")):
+                    return int(line.split()[1])
+        sys.exit(f"bench: no instruction total in {newest}")
 
     # ---- storm: 1,000 concurrent requests and one token request ---------------------------------
     def burst(self, path, count):
@@ -228,6 +283,12 @@ class OAuthScenarios:
                     f"proxy CPU per request {self.auth_ratio('proxy_cpu_us'):.1%}. Token requests of the identity "
                     f"`valid` after its first (the token stays valid throughout): "
                     f"{self.token_requests().get(CLIENTS['valid'], 0) - 1}.", ""]
+            if ("callgrind", "static") in self.results:
+                cg = {route: self.med("callgrind", route, "instructions") for route in ("static", "oauth")}
+                out += [f"Instructions per request under callgrind (a second Latchkey with the same routes, "
+                        f"{CALLGRIND_REQUESTS:,} sequential keep-alive requests per route, median of "
+                        f"{CALLGRIND_ROUNDS} rounds): static {cg['static']:,.0f}, oauth {cg['oauth']:,.0f} "
+                        f"({cg['oauth'] / cg['static'] - 1:+.1%}).", ""]
         if ("storm", "valid") in self.results:
             n = self.args.storm_requests
             out += [f"### Refresh storm: {n:,} concurrent requests, one connection each, to an identity route",
@@ -252,13 +313,20 @@ class OAuthScenarios:
                     "counts are each round's.", ""]
         return out
 
+    def callgrind_ratio(self):
+        if ("callgrind", "static") not in self.results:
+            return ""
+        ratio = self.med("callgrind", "oauth", "instructions") / self.med("callgrind", "static", "instructions")
+        return f"; instructions per request {ratio:.1%}"
+
     def oauth_targets_table(self):
         rows = []
         if ("auth", "static") in self.results:
             rps = self.auth_ratio("rps")
             rows.append(f"| OAuth identity route (valid token): requests/s within 5% of the static route | "
                         f"{self.med('auth', 'oauth', 'rps'):,.0f} vs {self.med('auth', 'static', 'rps'):,.0f} "
-                        f"({rps:.1%} per round, median; CPU per request {self.auth_ratio('proxy_cpu_us'):.1%}) | "
+                        f"({rps:.1%} per round, median; CPU per request {self.auth_ratio('proxy_cpu_us'):.1%}"
+                        f"{self.callgrind_ratio()}) | "
                         f"{'met' if rps >= 0.95 else '**not met**'} |")
         if ("storm", "valid") in self.results:
             n = self.args.storm_requests

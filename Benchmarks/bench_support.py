@@ -1,6 +1,7 @@
 """Helpers shared by Latchkey's benchmark scenarios (bench.py, bench_oauth.py): the core
 layout, processes' ports and CPU time, and two minimal HTTP/1.1 clients."""
 import asyncio
+import http.client
 import os
 import socket
 import sys
@@ -78,6 +79,20 @@ def http_get(port, path, headers=None, timeout=5.0):
             out, rest = out + rest[:size], rest[size + 2:]
         body = out
     return status, body
+
+
+def get_many(port, path, count, timeout=60.0):
+    """`count` GETs one after another on one keep-alive connection; each must answer 200."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        for _ in range(count):
+            conn.request("GET", path)
+            response = conn.getresponse()
+            response.read()
+            if response.status != 200:
+                sys.exit(f"bench: GET {path} answered {response.status}")
+    finally:
+        conn.close()
 
 
 async def read_response(reader, timeout):

@@ -14,8 +14,10 @@
 #   storm  bursts of --storm-requests N (1000) concurrent requests to an identity route
 #          whose token is valid, just expired, or not there yet, --storm-rounds N (7)
 #          times each (about a minute): one token request per burst? added p50/p99?
-#   All of it, as RESULTS.md has it (about 9 minutes):
-#     bash Benchmarks/run.sh --scenarios small,large,idle,stream,auth,storm
+#   --callgrind (with auth; installs valgrind): both auth routes' instructions per
+#          request under callgrind, the figure that holds on a shared, noisy machine
+#   All of it, as RESULTS.md has it (about 10 minutes):
+#     bash Benchmarks/run.sh --scenarios small,large,idle,stream,auth,storm --callgrind
 # Environment: LATCHKEY_BIN=PATH uses that binary (no build; LATCHKEY_REV=TEXT then says
 # which sources it was built from); LATCHKEY_BIN=none leaves Latchkey out (for trying the
 # harness on the peers alone).
@@ -33,6 +35,7 @@ have nginx-light || have nginx || have nginx-core || missing+=(nginx-light)
 have haproxy || missing+=(haproxy)
 have curl || missing+=(curl)
 have util-linux || missing+=(util-linux)   # taskset
+case " $* " in *" --callgrind "*) have valgrind || missing+=(valgrind); have binutils || missing+=(binutils) ;; esac
 if [ "${LATCHKEY_BIN:-}" != none ]; then
     for pkg in libcurl4-openssl-dev libssl-dev pkg-config; do have "$pkg" || missing+=("$pkg"); done
 fi
