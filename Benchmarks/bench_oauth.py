@@ -256,10 +256,12 @@ class OAuthScenarios:
 
     # ---- report -----------------------------------------------------------------------------------
     def added_latency(self, state, key):
-        """What a storm in `state` adds to `key` (p50_ms, p99_ms) over the valid-token bursts,
-        medians against medians; None when either has no answered request."""
-        storm, base = self.med("storm", state, key), self.med("storm", "valid", key)
-        return None if storm is None or base is None else storm - base
+        """What a storm in `state` adds to `key` (p50_ms, p99_ms): the median over the rounds
+        of its difference to the same round's valid-token burst (adjacent in time, so the
+        machine's slower drifts cancel out); None when no round has both."""
+        pairs = zip(self.results[("storm", state)], self.results[("storm", "valid")])
+        deltas = [s[key] - v[key] for s, v in pairs if s[key] is not None and v[key] is not None]
+        return statistics.median(deltas) if deltas else None
 
     def storm_spread(self, state, key):
         """The median of `key` over the rounds, with its range."""
@@ -305,8 +307,8 @@ class OAuthScenarios:
                            f"{self.storm_spread(state, 'p99_ms')} | {fmt(added('p50_ms'), '+.1f')} | {fmt(added('p99_ms'), '+.1f')} | "
                            f"{fmt(m('wall_ms'), ',.0f')} | {fmt(m('proxy_cpu_ms'), ',.0f')} | {sum(r['errors'] for r in rows)} |")
             out += ["", "Latency from each request's write to its last byte (the client writes the "
-                    f"{n:,} requests one after another on pre-opened connections); \"added\" is the difference "
-                    "to the valid-token burst's median; \"new token after\" is the time from the first request's "
+                    f"{n:,} requests one after another on pre-opened connections); \"added\" is the median over "
+                    "the rounds of the difference to the same round's valid-token burst; \"new token after\" is the time from the first request's "
                     "write to Latchkey's log line of the new token (millisecond timestamps); \"last answer\" is "
                     f"the whole burst's wall time. Medians of {self.args.storm_rounds} rounds (order rotated each "
                     "round; p50 and p99 with their range over the rounds in brackets); the token request "
