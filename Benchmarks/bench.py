@@ -759,10 +759,11 @@ def main():
                 b.single[("stream_limited", name)] = b.stream(name, a.limit_rate)
             if "idle" in a.scenarios:
                 b.single[("idle", name)] = b.idle(name, a.idle_connections, a.idle_hold)
-        # After the RSS scenarios: a burst grows Latchkey's heap, which the allocator keeps.
+        profile = b.profile() if a.profile else None
+        # Last: a burst grows Latchkey's heap, which the allocator keeps, and that shows in
+        # the RSS scenarios and in malloc's share of the profile.
         if "storm" in a.scenarios:
             b.run_storms()
-        profile = b.profile() if a.profile else None
         load_after = open("/proc/loadavg").read().split()[:3]
         for name in ("latchkey", "nginx", "haproxy"):
             if name in b.targets:
