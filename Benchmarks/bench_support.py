@@ -1,5 +1,5 @@
 """Helpers shared by Latchkey's benchmark scenarios (bench.py, bench_oauth.py): the core
-layout, processes' ports and CPU time, and two minimal HTTP/1.1 clients."""
+layout, processes' ports and CPU time, and minimal HTTP/1.1 clients."""
 import asyncio
 import http.client
 import os
