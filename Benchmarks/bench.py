@@ -21,8 +21,9 @@ Scenarios
           proxy must hold back a faster upstream.
   auth    Latchkey only: the small GET through a route injecting a static credential
           (`/static`) and through one injecting an OAuth identity's valid, long-lived token
-          (`/oauth`), interleaved like the targets: requests/s, latency, CPU per request,
-          and the per-round ratio oauth/static (the target: within 5%). With --callgrind,
+          (`/oauth`), in each round as 5 pairs of short runs (--duration split among them,
+          the routes alternating): requests/s, latency, CPU per request, and the median
+          of the pairs' ratios oauth/static (the target: within 5%). With --callgrind,
           also both routes' instructions per request under valgrind's callgrind, the
           figure that holds on a shared machine where CPU time and requests/s do not.
   storm   Latchkey only: bursts of 1,000 requests (--storm-requests), each on its own
@@ -357,24 +358,24 @@ logging:
     def run_rounds(self):
         a = self.args
         names = list(self.targets)
-        # Groups of wrk runs compared with one another, each run as
-        # (scenario, label in the results, target, path, connections).
-        groups = [[(scen, name, name, path, conns) for name in names]
+        # Each group lists the wrk runs compared with one another, in its order for a round;
+        # a run is (scenario, label in the results, target, path, connections, seconds).
+        groups = [lambda rnd, runs=[(scen, name, name, path, conns, a.duration) for name in names]:
+                  runs[rnd % len(runs):] + runs[:rnd % len(runs)]  # the order rotates every round
                   for scen, path, conns in (("small", "/small.json", 64), ("large", "/1m.bin", 16))
                   if scen in a.scenarios]
         if "auth" in a.scenarios and "latchkey" in self.targets:
-            groups.append(self.auth_runs())
+            groups.append(self.auth_round)
         if not groups:
             return
         log(f"bench: warm-up ({a.warmup}s per target and route)")
         for target, path in dict.fromkeys((target, path if scen == "auth" else "/small.json")
-                                          for group in groups for scen, _, target, path, _ in group):
+                                          for group in groups for scen, _, target, path, _, _ in group(0)):
             self.wrk(target, path, 64, a.warmup)
         for rnd in range(a.rounds):
             for group in groups:
-                k = rnd % len(group)  # the order rotates every round
-                for scen, label, target, path, conns in group[k:] + group[:k]:
-                    r = self.wrk(target, path, conns, a.duration)
+                for scen, label, target, path, conns, seconds in group(rnd):
+                    r = self.wrk(target, path, conns, seconds)
                     self.results.setdefault((scen, label), []).append(r)
                     cpu = f"{r['proxy_cpu_us']:.1f} µs/req" if r["proxy_cpu_us"] is not None else "-"
                     log(f"bench: round {rnd + 1}/{a.rounds} {scen:5} {label:8} "
