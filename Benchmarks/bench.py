@@ -694,7 +694,7 @@ def main():
     ap.add_argument("--limit-rate", default="200M", help="curl --limit-rate for the slow-client stream")
     ap.add_argument("--storm-requests", type=int, default=1000,
                     help="concurrent requests (one connection each) per burst of the storm scenario")
-    ap.add_argument("--storm-rounds", type=int, default=7,
+    ap.add_argument("--storm-rounds", type=int, default=11,
                     help="rounds of the storm scenario's three bursts (a burst takes about a second)")
     ap.add_argument("--access-log", action="store_true",
                     help="Latchkey and nginx write access logs (to files); haproxy logs nothing either way")

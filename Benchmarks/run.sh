@@ -10,14 +10,14 @@
 #   --idle-connections N (10000)  --profile  --no-write (print only)  --results FILE
 # The OAuth engine's scenarios (Latchkey only, tokens from Benchmarks/token_endpoint.py):
 #   auth   static-credential route vs OAuth identity route with a valid token, under wrk
-#          (--rounds, --duration): requests/s within 5%?
+#          in pairs of short runs (--rounds, --duration): requests/s within 5%?
 #   storm  bursts of --storm-requests N (1000) concurrent requests to an identity route
-#          whose token is valid, just expired, or not there yet, --storm-rounds N (7)
+#          whose token is valid, just expired, or not there yet, --storm-rounds N (11)
 #          times each (about a minute): one token request per burst? added p50/p99?
 #   --callgrind (with auth; installs valgrind): both auth routes' instructions per
 #          request under callgrind, the figure that holds on a shared, noisy machine
 #   All of it, as RESULTS.md has it (about 10 minutes):
-#     bash Benchmarks/run.sh --scenarios small,large,idle,stream,auth,storm --callgrind
+#     bash Benchmarks/run.sh --profile --scenarios small,large,idle,stream,auth,storm --callgrind
 # Environment: LATCHKEY_BIN=PATH uses that binary (no build; LATCHKEY_REV=TEXT then says
 # which sources it was built from); LATCHKEY_BIN=none leaves Latchkey out (for trying the
 # harness on the peers alone).
