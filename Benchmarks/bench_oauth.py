@@ -83,7 +83,10 @@ class OAuthScenarios:
         sources = [("static", "credential: bench"), ("oauth", "identity: valid"), ("expiring", "identity: expiring")]
         sources += [(name, f"identity: {name}") for name in fresh]
         upstream = f"http://127.0.0.1:{self.upstream_port}"
-        return (f"x-client-credentials: &client_credentials\n"
+        # A store of the run's own: tokens of an earlier run must not make a fresh
+        # identity's storm find a token.
+        return (f"store: {{ path: {os.path.join(self.work, 'token-store')} }}\n"
+                f"x-client-credentials: &client_credentials\n"
                 f"  grant: client_credentials\n"
                 f"  token_url: http://127.0.0.1:{self.token_port}/token\n"
                 f"  client_secret: {{ file: {self.client_secret_file} }}\n"
