@@ -23,7 +23,7 @@ fi
 export PYTHONDONTWRITEBYTECODE=1
 
 # chromium: the real browser of the handoff tests (Tests/Integration/browser.py).
-APT_PACKAGES=(libcurl4-openssl-dev libssl-dev curl ca-certificates pkg-config chromium)
+APT_PACKAGES=(libcurl4-openssl-dev libssl-dev curl ca-certificates pkg-config strace chromium)
 VENV=.venv
 REQUIREMENTS=Tests/Integration/requirements.txt
 SCRATCH=${LATCHKEY_SCRATCH:-.build}

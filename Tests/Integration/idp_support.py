@@ -179,6 +179,24 @@ class IdpServer:
         token = self.counters()["token"]
         return token["total"] if grant_type is None else token.get(grant_type, 0)
 
+    def token_errors(self, error: str | None = None) -> int:
+        """Refused token requests: all of them, or those answered with the OAuth `error`."""
+        errors = self.counters()["token_errors"]
+        return sum(errors.values()) if error is None else errors.get(error, 0)
+
+    def token_answers(self, since: int = 0) -> list[dict]:
+        """The token answers from number `since` on, in the order given, once none is still
+        being worked on (the IdP finishes a request whose client died): each
+        {"grant_type", "status", "presented", "issued", "error", "answered_at"}: the refresh
+        token a refresh sent, the one a success returned, and the time.time() of the answer."""
+        def settled():
+            doc = fetch(f"{self.url}/_test/token-answers?since={since}").json()
+            return doc if doc["in_flight"] == 0 else None
+
+        doc = wait_until(settled, timeout=STOP_TIMEOUT)
+        assert doc is not None, f"the IdP at {self.url} still answers token requests after {STOP_TIMEOUT}s"
+        return doc["answers"]
+
     def reset_counters(self) -> None:
         fetch(f"{self.url}/_test/reset-counters", method="POST")
 

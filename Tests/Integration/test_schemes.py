@@ -103,3 +103,70 @@ def test_basecamp_api_token_and_web_session_handoff(latchkey, make_idp, make_bas
     assert f"Projects of {idp.username}" in page.html, page.html
     assert app.counters()["handoff"] == 3
     assert idp.token_requests("refresh_token") == 1
+
+
+def auth0_config(auth0) -> dict:
+    cfg = example("auth0.yaml")
+    cfg["listeners"] = [{"name": "main"}]
+    user = cfg["identities"]["auth0-user"]
+    user["username"] = auth0.username
+    user["token_url"] = f"{auth0.url}/oauth/token"
+    user["client_id"] = auth0.client_id
+    user["userinfo_url"] = f"{auth0.url}/userinfo"
+    cfg["routes"][0]["upstream"] = f"{auth0.url}/api"
+    return cfg
+
+
+def test_auth0_checks_the_stored_token_at_start_and_renews_a_revoked_one(latchkey, make_auth0):
+    auth0 = make_auth0(access_token_seconds=3600)
+    env = {"AUTH0_PASSWORD": auth0.password, "AUTH0_CLIENT_SECRET": auth0.client_secret}
+
+    first = latchkey.serve(auth0_config(auth0), env=env)
+    r = first.get("/api/orders")
+    assert r.status == 200, r
+    stored = r.json()["token"]
+    assert auth0.token_requests("password") == 1
+    assert auth0.counters().get("userinfo", 0) == 0, "nothing to check on a first start"
+    assert first.stop() == 0
+
+    # Still accepted: checked once, used as it is.
+    second = latchkey.serve(auth0_config(auth0), env=env)
+    r = second.get("/api/orders")
+    assert r.status == 200, r
+    assert r.json()["token"] == stored
+    assert auth0.counters()["userinfo"] == 1
+    assert auth0.token_requests() == 1
+    assert second.stop() == 0
+
+    # Revoked while Latchkey was down: renewed with the refresh token before the first
+    # request, which reaches the API once, with the new token (no 401 and replay).
+    assert auth0.invalidate_access_token(stored)
+    api_calls = auth0.counters()["api"]
+    third = latchkey.serve(auth0_config(auth0), env=env)
+    r = third.get("/api/orders")
+    assert r.status == 200, r
+    assert r.json()["token"] != stored
+    assert auth0.counters()["userinfo"] == 2
+    assert auth0.token_requests("refresh_token") == 1
+    assert auth0.token_requests("password") == 1
+    assert auth0.counters()["api"] == api_calls + 1
+    assert "no longer accepted" in third.log()
+    for secret in (auth0.password, auth0.client_secret, stored):
+        assert secret not in third.log()
+
+
+def test_auth0_unreachable_userinfo_leaves_the_stored_token_in_use(latchkey, make_auth0):
+    auth0 = make_auth0(access_token_seconds=3600)
+    env = {"AUTH0_PASSWORD": auth0.password, "AUTH0_CLIENT_SECRET": auth0.client_secret}
+    first = latchkey.serve(auth0_config(auth0), env=env)
+    stored = first.get("/api/orders").json()["token"]
+    assert first.stop() == 0
+
+    cfg = auth0_config(auth0)
+    cfg["identities"]["auth0-user"]["userinfo_url"] = f"http://127.0.0.1:{free_port()}/userinfo"
+    second = latchkey.serve(cfg, env=env)
+    r = second.get("/api/orders")
+    assert r.status == 200, r
+    assert r.json()["token"] == stored
+    assert auth0.token_requests() == 1
+    assert "cannot check the stored token, using it" in second.log()

@@ -93,12 +93,14 @@ extension ConfigValidator {
 
         var config = IdentityConfig(name: name, grant: grant ?? .clientCredentials)
         if grantName == "static" {
-            for key: RawIdentity.CodingKeys in [.token_url, .issuer, .client_id, .client_secret, .client_auth, .client_key_file, .client_key_id, .scope, .audience, .resource]
+            for key: RawIdentity.CodingKeys in [.token_url, .issuer, .client_id, .client_secret, .client_auth, .client_key_file, .client_key_id,
+                                                .scope, .audience, .resource, .check_on_start, .userinfo_url, .introspection_url]
             where raw.present.contains(key) {
                 diagnostics.error(path / key.stringValue, "a static token has no token endpoint", expected: "only token (and acquire)")
             }
         } else {
             validateTokenEndpoint(raw, into: &config, at: path)
+            config.startupCheck = validateStartupCheck(raw, at: path)
         }
         config.scope = raw.scope
         config.audience = raw.audience

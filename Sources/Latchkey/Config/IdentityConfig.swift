@@ -113,6 +113,17 @@ public struct IdentityConfig: Sendable, Equatable {
     /// A command run on each auth-state change, with the identity and the event in its
     /// environment (never a token, and nothing secret in its arguments).
     public var hook: [String]
+    /// How a token restored from the store is checked with the IdP before its first use.
+    public var startupCheck: StartupCheck?
+
+    /// The IdP endpoint that says whether it still accepts a token (as Auth0's SDKs ask
+    /// at start); nil takes it from the issuer's metadata.
+    public enum StartupCheck: Sendable, Equatable {
+        /// OIDC userinfo, asked with the token itself (Auth0).
+        case userinfo(url: String?)
+        /// RFC 7662 introspection, asked with the client's authentication.
+        case introspection(url: String?)
+    }
 
     public init(
         name: String, grant: Grant, tokenURL: String? = nil, idpOptions: UpstreamOptions = .init(),
@@ -134,6 +145,7 @@ public struct IdentityConfig: Sendable, Equatable {
         self.acquireEagerly = acquireEagerly
         self.timing = timing
         self.hook = []
+        self.startupCheck = nil
     }
 
     /// The grants a `grant:` key may name.

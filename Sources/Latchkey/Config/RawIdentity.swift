@@ -8,6 +8,7 @@ struct RawIdentity: Decodable {
         case subject_token_file, subject_token_type, requested_token_type
         case client_key_file, client_key_id, hook, issuer
         case authorization_url, redirect_port, redirect_path, device_authorization_url
+        case check_on_start, userinfo_url, introspection_url
     }
 
     var grant: String?
@@ -46,6 +47,9 @@ struct RawIdentity: Decodable {
     var redirectPort: Int?
     var redirectPath: String?
     var deviceAuthorizationURL: String?
+    var checkOnStart: String?
+    var userinfoURL: String?
+    var introspectionURL: String?
     /// The keys the document gave, to report those the chosen grant does not use.
     var present: Set<CodingKeys>
 
@@ -85,6 +89,9 @@ struct RawIdentity: Decodable {
         redirectPort = f(.redirect_port)
         redirectPath = f(.redirect_path)
         deviceAuthorizationURL = f(.device_authorization_url)
+        checkOnStart = f(.check_on_start)
+        userinfoURL = f(.userinfo_url)
+        introspectionURL = f(.introspection_url)
         present = Set(CodingKeys.allCases.filter(f.contains))
     }
 }
