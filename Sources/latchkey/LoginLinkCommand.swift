@@ -28,6 +28,13 @@ struct LoginLinkCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The host (and port) browsers reach the listener by; default: its first allowed_hosts entry, else its listen address.", valueName: "host[:port]"))
     var host: String?
 
+    func validate() throws {
+        // The link is http://HOST/...: anything that would end the authority is refused.
+        if let host, host.isEmpty || host.contains(where: { "/?#@\\".contains($0) || $0.isWhitespace }) {
+            throw ValidationError("--host must be a host name or address, with an optional :port.")
+        }
+    }
+
     func run() throws {
         do {
             let loaded = try ConfigLoader.load(path: config)

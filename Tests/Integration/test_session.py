@@ -148,3 +148,5 @@ def test_login_link_says_what_is_missing(latchkey, upstream, tmp_path):
     assert "--host" in latchkey.run(["login-link", "api", "--config", path]).stderr
     done = latchkey.run(["login-link", "api", "--config", path, "--host", "laptop.local:9000"])
     assert done.returncode == 0 and done.stdout.startswith("http://laptop.local:9000/.latchkey/login?token="), done
+    bad = latchkey.run(["login-link", "api", "--config", path, "--host", "evil.example/x?"])
+    assert bad.returncode != 0 and "--host must be a host name" in bad.stderr and bad.stdout == ""
