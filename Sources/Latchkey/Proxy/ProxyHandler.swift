@@ -80,12 +80,18 @@ final class ProxyHandler: ServerHandler {
                 message: "the credential \(name) has no value", route: route.name), route: route)
         }
 
+        let identity: Identity?
+        switch IdentityHeader.choose(for: route, fields: head.fields, isKnown: { context.identities[$0] != nil }) {
+        case .use(let chosen): identity = chosen
+        case .refuse(let document): return answer(exchange, document, route: route)
+        }
+
         let inboundHeader: String? = if case .sharedSecret(let header, _) = policy.inbound { header } else { nil }
         let blueprint = RequestBlueprint(head: head, target: target, clientHost: host, peer: exchange.peer,
                                          inboundHeader: inboundHeader, credentials: credentials)
         let rewriter = ResponseRewriter(route: route, clientHost: host, clientOnLoopback: exchange.peer?.isLoopback ?? true)
         let proxied = ProxyExchange(exchange: exchange, route: route, rewriter: rewriter, handler: self, blueprint: blueprint,
-                                    identity: route.identity.flatMap { context.identities[$0] })
+                                    identity: identity)
         proxied.start()
         return proxied
     }

@@ -41,7 +41,7 @@ public final class ProxyRuntime: Sendable {
         listeners = sockets.map(\.info)
 
         let policies = zip(config.listeners, sockets).map { ListenerPolicy(config: $0, bound: $1.info.boundAddress) }
-        let routes = RouteTable(config: config)
+        let routes = RouteTable(config: config, identities: identities.identities)
         let context = ProxyContext(
             routes: routes,
             policies: policies,
