@@ -59,7 +59,7 @@ import Glibc
     @Test func aLogoutKeepsOnlyItsMarkInTheFile() async throws {
         let store = try store()
         try await store.save(token, identity: "podio")
-        try await store.logOut(identity: "podio")
+        _ = try await store.logOut(identity: "podio")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(bytes(file))) as? [String: Any])
         #expect(json.keys.sorted() == ["format", "logged_out"])
         #expect(json["logged_out"] as? Bool == true)
@@ -317,7 +317,7 @@ import Glibc
 
         try await cli.save(token, identity: "podio")
         _ = await server.changes(among: ["podio"])
-        try await cli.logOut(identity: "podio")
+        _ = try await cli.logOut(identity: "podio")
         #expect(await server.changes(among: ["podio"]) == ["podio": .loggedOut])
 
         try write("garbage", to: file)

@@ -95,7 +95,7 @@ extension IdentityTests {
     @Test func anIdentityLoggedOutInTheStoreStartsLoggedOut() async {
         let source = ScriptedSource(canGrant: true, answers: [.success(token("silent"))])
         let store = MemoryTokenStore()
-        await store.logOut(identity: "test")
+        _ = await store.logOut(identity: "test")
         let identity = Identity(name: "test", source: source, store: store, events: RecordingEvents(), waitsForStart: true, clock: { [now] in now })
         await identity.start(eagerly: true)
         #expect(await demand(identity) == .failure(.loginRequired(reason: "logged out with `latchkey logout`")))
@@ -109,7 +109,7 @@ extension IdentityTests {
         let store = MemoryTokenStore()
         let events = RecordingEvents()
         let identity = identity(source, events: events, store: store, initial: token("a", refresh: "r1"))
-        await store.logOut(identity: "test")
+        _ = await store.logOut(identity: "test")
         let result = await withCheckedContinuation { continuation in
             identity.rejected(generation: 1) { continuation.resume(returning: $0) }
         }

@@ -33,8 +33,9 @@ public protocol TokenStore: Sendable {
     func save(_ token: TokenSet?, identity: String) async throws
     /// A person logged the identity out (`latchkey logout`): its entry goes, and
     /// `isLoggedOut` answers true until a token is saved again (`latchkey login`), so that
-    /// an identity able to get a token by itself does not silently log back in.
-    func logOut(identity: String) async throws
+    /// an identity able to get a token by itself does not silently log back in. Returns the
+    /// token it removed, in the same step, for the caller to revoke.
+    func logOut(identity: String) async throws -> TokenSet?
     /// Whether the identity was logged out by a person and has had no token since.
     func isLoggedOut(identity: String) async throws -> Bool
 }
@@ -53,9 +54,9 @@ public actor MemoryTokenStore: TokenStore {
         if token != nil { loggedOut.remove(identity) }
     }
 
-    public func logOut(identity: String) {
-        tokens[identity] = nil
+    public func logOut(identity: String) -> TokenSet? {
         loggedOut.insert(identity)
+        return tokens.removeValue(forKey: identity)
     }
 
     public func isLoggedOut(identity: String) -> Bool { loggedOut.contains(identity) }

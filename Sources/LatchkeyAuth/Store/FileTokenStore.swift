@@ -81,9 +81,17 @@ public final class FileTokenStore: WatchableTokenStore {
     }
 
     /// The file keeps only the mark: the token goes, and with it whatever else the record
-    /// held for the identity.
-    public func logOut(identity: String) async throws(TokenStoreError) {
-        try await onQueue { () throws(TokenStoreError) in try self.write(identity) { $0 = StoredRecord(loggedOut: true) } }
+    /// held for the identity. Read and replaced under one exclusive lock, so the token
+    /// returned is the last one any process stored.
+    public func logOut(identity: String) async throws(TokenStoreError) -> TokenSet? {
+        try await onQueue { () throws(TokenStoreError) in
+            var removed: TokenSet?
+            try self.write(identity) { record in
+                removed = record.token
+                record = StoredRecord(loggedOut: true)
+            }
+            return removed
+        }
     }
 
     public func isLoggedOut(identity: String) async throws(TokenStoreError) -> Bool {
