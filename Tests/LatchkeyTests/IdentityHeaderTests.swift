@@ -5,7 +5,10 @@ import LatchkeyServer
 import Testing
 @testable import Latchkey
 
-@Suite struct IdentityHeaderTests {
+/// Routes with identities for the tests: `kii` injects alice and lets a request pick bob,
+/// `solo` injects alice only, `plain` injects a credential; carol exists but no route
+/// allows her.
+enum RouteIdentitiesFixture {
     /// An identity that is never asked for a token here: only its name matters.
     struct Unused: TokenSource {
         var canGrant: Bool { false }
@@ -19,11 +22,13 @@ import Testing
         func record(_ event: AuthEvent) {}
     }
 
-    let identities: [String: Identity] = Dictionary(uniqueKeysWithValues: ["alice", "bob", "carol"].map { name in
-        (name, Identity(name: name, source: Unused(), store: MemoryTokenStore(), events: Silent()))
-    })
+    static func identities() -> [String: Identity] {
+        Dictionary(uniqueKeysWithValues: ["alice", "bob", "carol"].map { name in
+            (name, Identity(name: name, source: Unused(), store: MemoryTokenStore(), events: Silent()))
+        })
+    }
 
-    func table() -> RouteTable {
+    static func table(_ identities: [String: Identity] = identities()) -> RouteTable {
         let upstream = UpstreamConfig(url: "http://up.example")
         let alice = Injection(target: .header("Authorization"), source: .identity("alice"), template: CredentialTemplate(prefix: "Bearer "))
         let config = Config(listeners: [ListenerConfig(name: "main", address: .tcp(host: "127.0.0.1", port: 8080))], routes: [
@@ -34,6 +39,12 @@ import Testing
         ])
         return RouteTable(config: config, identities: identities)
     }
+}
+
+@Suite struct IdentityHeaderTests {
+    let identities = RouteIdentitiesFixture.identities()
+
+    func table() -> RouteTable { RouteIdentitiesFixture.table(identities) }
 
     func choose(_ path: Substring, _ fields: HTTPFields, in table: RouteTable) -> IdentityHeader.Choice {
         let route = table.match(listener: 0, path: path, host: nil)!
