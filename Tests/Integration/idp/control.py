@@ -15,13 +15,16 @@ from oauth2_provider.models import get_access_token_model, get_refresh_token_mod
 _lock = threading.Lock()
 _token_requests: Counter = Counter()  # grant_type -> count
 _api_requests = 0
+_revocations: Counter = Counter()  # token_type_hint -> count
 
 
 def snapshot() -> dict:
     with _lock:
         token = dict(_token_requests)
         token["total"] = sum(_token_requests.values())
-        return {"token": token, "api": _api_requests}
+        revoke = dict(_revocations)
+        revoke["total"] = sum(_revocations.values())
+        return {"token": token, "api": _api_requests, "revoke": revoke}
 
 
 class CountingMiddleware:
@@ -34,6 +37,10 @@ class CountingMiddleware:
             grant_type = request.POST.get("grant_type", "") if request.method == "POST" else ""
             with _lock:
                 _token_requests[grant_type or "(none)"] += 1
+        elif request.path == "/o/revoke_token/":
+            hint = request.POST.get("token_type_hint", "") if request.method == "POST" else ""
+            with _lock:
+                _revocations[hint or "(none)"] += 1
         elif request.path.startswith("/api/"):
             with _lock:
                 _api_requests += 1
@@ -51,6 +58,7 @@ def reset_counters(request):
     global _api_requests
     with _lock:
         _token_requests.clear()
+        _revocations.clear()
         _api_requests = 0
     return JsonResponse(snapshot())
 
