@@ -11,7 +11,7 @@ import json
 import time
 
 from idp_support import fetch
-from support import config, wait_until
+from support import SECRET, config, free_port, wait_until
 from test_login import api_route, browser_identity, first_success, login_config_file
 from test_oauth import password_identity
 from test_schemes import authorization, kii_config
@@ -198,6 +198,31 @@ def test_status_shows_every_identity_and_route_without_a_secret(latchkey, make_i
         for secret in (seen["token"], stored["access_token"], stored["refresh_token"], idp.password,
                        idp.password_client.secret, "lk-itest-static-token-77"):
             assert secret not in output
+
+
+def test_the_running_server_shows_what_only_it_knows_behind_the_listeners_checks(latchkey, make_idp):
+    idp = make_idp(access_token_seconds=3600)
+    down = password_identity(idp, token_url=f"http://127.0.0.1:{free_port()}/o/token/")
+    cfg = config(routes=[api_route(idp, "idp"), api_route(idp, "down", "/down")], credentials={},
+                 identities={"idp": password_identity(idp), "down": down},
+                 listeners=[{"name": "main", "inbound": {"shared_secret": {"header": "X-Latchkey-Secret", "value": SECRET}}}])
+    proxy = latchkey.serve(cfg)
+    secret = [("X-Latchkey-Secret", SECRET)]
+    assert proxy.get("/.latchkey/identities").status == 401
+    seen = proxy.get("/x", headers=secret).json()
+    assert proxy.get("/down/x", headers=secret).status == 503
+
+    r = proxy.get("/.latchkey/identities", headers=secret)
+    assert r.status == 200, r
+    assert r.header("Content-Type") == "application/json" and r.header("Cache-Control") == "no-store"
+    identities = {i["name"]: i for i in r.json()["identities"]}
+    assert (identities["idp"]["state"], identities["idp"]["refresh_token"]) == ("valid", True)
+    assert identities["down"]["state"] == "failing"
+    assert "cannot get an answer from the authorization server" in identities["down"]["detail"]
+    assert "next attempt at" in identities["down"]["detail"]
+    assert [route["identity"] for route in r.json()["routes"]] == ["idp", "down"]
+    assert seen["token"] not in r.body.decode() and idp.password not in r.body.decode()
+    assert proxy.request("POST", "/.latchkey/identities", headers=secret, body=b"").status == 405
 
 
 # ----- latchkey token -------------------------------------------------------------------------

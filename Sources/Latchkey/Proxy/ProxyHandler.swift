@@ -15,6 +15,7 @@ struct ProxyContext: Sendable {
     let accessLog: AccessLog
     let metrics: ProxyMetrics
     let metricsEndpoint: MetricsEndpoint
+    let identitiesEndpoint: IdentitiesEndpoint
     let logger: Logger
 }
 
@@ -57,12 +58,13 @@ final class ProxyHandler: ServerHandler {
             return answer(exchange, ErrorDocument(status: 400, error: "bad_request",
                 message: "the request target must be an absolute path without dot-segments"))
         }
-        // Metrics name routes and identities and show traffic: only for those who pass the
-        // listener's checks above (see MetricsEndpoint).
+        // Metrics and identities name routes and identities, and metrics show traffic:
+        // only for those who pass the listener's checks above (see MetricsEndpoint).
         if MetricsEndpoint.serves(path: target.path) {
-            let response = context.metricsEndpoint.response(method: head.method)
-            exchange.respond(status: response.status, fields: response.fields, body: response.body)
-            return LocalAnswer.shared
+            return answer(exchange, context.metricsEndpoint.response(method: head.method))
+        }
+        if IdentitiesEndpoint.serves(path: target.path) {
+            return answer(exchange, context.identitiesEndpoint.response(method: head.method))
         }
         // Lower-cased only for tables that match on it.
         let routeHost = context.routes.anyRouteNamesHost ? host.map { Substring(RequestTarget.hostWithoutPort($0).lowercased()) } : nil
@@ -120,6 +122,11 @@ final class ProxyHandler: ServerHandler {
         exchange.respond(document)
         context.metrics.refused(document.error)
         record(exchange, route: route)
+        return LocalAnswer.shared
+    }
+
+    private func answer(_ exchange: ServerExchange, _ response: AdminResponse) -> ExchangeHandler {
+        exchange.respond(status: response.status, fields: response.fields, body: response.body)
         return LocalAnswer.shared
     }
 

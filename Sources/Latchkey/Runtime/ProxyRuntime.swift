@@ -55,6 +55,7 @@ public final class ProxyRuntime: Sendable {
                                  secretQueryParameters: routes.allSecretQueryParameters),
             metrics: ProxyMetrics(config: config, factory: metrics),
             metricsEndpoint: MetricsEndpoint(registry: metrics.registry),
+            identitiesEndpoint: IdentitiesEndpoint(config: config, identities: identities.identities, selectable: routes.selectable),
             logger: logger
         )
         let settings = ConnectionSettings(config.limits, loops: config.server.resolvedLoops)

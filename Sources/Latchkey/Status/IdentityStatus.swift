@@ -27,6 +27,11 @@ public struct IdentityStatus: Sendable, Equatable {
         case loginRequired = "login_required"
         /// None yet; the identity gets one by itself when first needed.
         case noToken = "no_token"
+        /// A token request is out (only a running serve knows).
+        case refreshing
+        /// Token requests fail and no usable token is left; the next attempt comes after a
+        /// back-off (only a running serve knows).
+        case failing
         /// Not visible to this process.
         case unknown
     }
@@ -106,6 +111,31 @@ extension IdentityStatus {
         case .failure(let error):
             state = .noToken
             detail = "its token has no value: \(error.message)"
+        }
+    }
+
+    /// An identity as the running serve holds it, with what only the serve knows: a token
+    /// request in flight, a back-off after failures.
+    public init(_ identity: IdentityConfig, live lifecycle: TokenLifecycle, source: Source, now: Date) {
+        self.init(name: identity.name, grant: identity.grant.name, source: source, state: .noToken)
+        // A seeded refresh token rides on a token without an access token: not a token yet.
+        let held = lifecycle.token.flatMap { $0.accessToken.isEmpty ? nil : $0 }
+        expiresAt = held?.expiresAt
+        obtainedAt = held?.obtainedAt
+        hasRefreshToken = lifecycle.token?.refreshToken != nil
+        let usable = lifecycle.usable(now: now) != nil
+        switch lifecycle.phase {
+        case .acquiring(let kind):
+            state = .refreshing
+            detail = kind == .refresh ? "renewing with its refresh token" : "getting a token with its own credentials"
+        case .backingOff(let until, let reason):
+            state = usable ? .valid : .failing
+            detail = "\(reason); next attempt at \(until.formatted(.iso8601))"
+        case .loginRequired(let reason):
+            state = .loginRequired
+            detail = reason
+        case .idle:
+            state = usable ? .valid : held == nil ? .noToken : .expired
         }
     }
 
