@@ -18,7 +18,8 @@ struct StatusCommand: ParsableCommand {
             get when they name none (as `latchkey use` chose it) and those they may pick with \
             the Latchkey-Identity header. Read from the token store, so it shows what a \
             running serve uses, without asking it; with store: type: memory only that serve \
-            knows. --json prints the same as one JSON document.
+            knows. --json prints the same as one JSON document, which a running serve also \
+            answers at GET /.latchkey/identities with its live state (refreshing, failing).
             """
     )
 

@@ -296,6 +296,8 @@ def test_logout_revokes_at_the_idp_and_the_server_answers_login_required(latchke
     # The running server: login_required, and no silent password grant behind the user's back.
     line = proxy.wait_log(r"event=logged_out", timeout=10)
     assert line and "identity=idp" in line, proxy.log_tail()
+    metrics = proxy.get("/.latchkey/metrics").body.decode()
+    assert 'latchkey_auth_events_total{identity="idp",event="logged_out"} 1' in metrics
     for attempt in range(3):
         r = proxy.get(f"/after-{attempt}")
         assert r.status == 401, r
@@ -375,3 +377,13 @@ def test_a_failed_revocation_is_reported_and_the_tokens_still_leave(latchkey, ma
     assert wait_until(lambda: proxy.get("/other/y").status == 401, timeout=10)
     status = json.loads(cli(latchkey, "status", "--config", path, "--json").stdout)
     assert [i["state"] for i in status["identities"]] == ["login_required", "login_required"]
+
+
+def test_help_names_the_identity_commands(latchkey):
+    overview = cli(latchkey, "--help")
+    assert overview.returncode == 0
+    for command in ("logout", "status", "token", "use"):
+        assert f"\n  {command} " in overview.stdout
+    assert "USAGE: latchkey token <identity> --config <file>" in cli(latchkey, "token", "--help").stdout
+    assert "USAGE: latchkey use <route> <identity> --config <file>" in cli(latchkey, "use", "--help").stdout
+    assert "USAGE: latchkey status --config <file> [--json]" in cli(latchkey, "status", "--help").stdout
