@@ -21,7 +21,8 @@ struct TokenCommand: ParsableCommand {
             prints its configured token. Exits 1, with the reason on standard error, when the \
             identity needs `latchkey login` or no token can be had. The token is a secret: \
             pass it on through a pipe or the environment, not as an argument others can see \
-            (e.g. `latchkey token api --config FILE | curl -H @- ...` with a header line).
+            in the process list (e.g. `latchkey token api --config FILE | sed 's/^/Authorization: \
+            Bearer /' | curl -H @- URL`).
             """
     )
 

@@ -12,6 +12,7 @@ import time
 
 from idp_support import fetch
 from support import SECRET, config, free_port, wait_until
+from test_idp_fixtures import password_grant
 from test_login import api_route, browser_identity, first_success, login_config_file
 from test_oauth import password_identity
 from test_schemes import authorization, kii_config
@@ -352,6 +353,38 @@ def test_logout_all_with_auth0_revokes_at_the_revocation_url(latchkey, auth0):
     assert usage.returncode != 0 and "give an identity, or --all" in usage.stderr
     static = cli(latchkey, "logout", "kii", "--config", path)
     assert static.returncode == 1 and "uses a static token from its configuration; there is nothing to log out of" in static.stderr
+
+
+def test_a_seeded_identity_logged_out_comes_back_with_a_login_that_redeems_its_refresh_token(latchkey, make_idp, tmp_path):
+    idp = make_idp(access_token_seconds=3600)
+    seed_file = tmp_path / "seed"
+
+    def new_seed() -> None:
+        seed_file.write_text(password_grant(idp)["refresh_token"])
+        seed_file.chmod(0o600)
+
+    new_seed()
+    identity = {"grant": "refresh_token", "token_url": idp.token_url, "revocation_url": idp.revoke_url,
+                "refresh_token": {"file": str(seed_file)},
+                "client_id": idp.password_client.id, "client_secret": {"value": idp.password_client.secret}}
+    cfg = config(routes=[api_route(idp, "seeded")], credentials={}, identities={"seeded": identity})
+    path = config_file(latchkey, cfg)
+    proxy = latchkey.serve(copy.deepcopy(cfg))
+    assert proxy.get("/1").status == 200
+    out = cli(latchkey, "logout", "seeded", "--config", path)
+    assert out.returncode == 0, out.stderr
+    assert "revoked its refresh token and access token" in out.stdout
+    assert wait_until(lambda: proxy.get("/2").status == 401, timeout=10), proxy.log_tail()
+
+    # The configured seed was spent by the first refresh: a login with it is refused...
+    spent = cli(latchkey, "login", "seeded", "--config", path)
+    assert spent.returncode == 1 and "invalid_grant" in spent.stderr
+    # ...and a new one put in the configuration brings the identity back.
+    new_seed()
+    login = cli(latchkey, "login", "seeded", "--config", path)
+    assert login.returncode == 0, login.stderr
+    assert login.stdout.startswith("identity seeded redeemed its configured refresh_token: access token valid until ")
+    assert first_success(proxy, "/3").json()["user"] == idp.username
 
 
 def test_a_failed_revocation_is_reported_and_the_tokens_still_leave(latchkey, make_idp):
