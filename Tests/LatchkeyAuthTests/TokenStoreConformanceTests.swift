@@ -100,6 +100,35 @@ import Testing
     }
 
     @Test(arguments: StoreUnderTest.allCases)
+    func aLogoutRemovesTheTokenAndLastsUntilATokenIsSaved(_ kind: StoreUnderTest) async throws {
+        try await with(kind) { store in
+            try await store.save(Self.token, identity: "podio")
+            #expect(try await store.isLoggedOut(identity: "podio") == false)
+            expectSame(try await store.logOut(identity: "podio"), Self.token)
+            #expect(try await store.load(identity: "podio") == nil)
+            #expect(try await store.isLoggedOut(identity: "podio"))
+            #expect(try await store.isLoggedOut(identity: "other") == false)
+            // Removing a token (a refused refresh) leaves the logout as it is.
+            try await store.save(nil, identity: "podio")
+            #expect(try await store.isLoggedOut(identity: "podio"))
+            // A login ends it.
+            try await store.save(Self.token("at-2"), identity: "podio")
+            #expect(try await store.isLoggedOut(identity: "podio") == false)
+            expectSame(try await store.load(identity: "podio"), Self.token("at-2"))
+        }
+    }
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func anIdentityThatNeverHadATokenCanBeLoggedOut(_ kind: StoreUnderTest) async throws {
+        try await with(kind) { store in
+            let removed = try await store.logOut(identity: "podio")
+            #expect(removed == nil)
+            #expect(try await store.isLoggedOut(identity: "podio"))
+            #expect(try await store.load(identity: "podio") == nil)
+        }
+    }
+
+    @Test(arguments: StoreUnderTest.allCases)
     func concurrentSavesLeaveOneOfTheTokensWhole(_ kind: StoreUnderTest) async throws {
         try await with(kind) { store in
             let tokens = (0..<20).map { Self.token("at-\($0)") }

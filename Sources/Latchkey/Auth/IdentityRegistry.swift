@@ -24,18 +24,10 @@ public final class IdentityRegistry: Sendable {
         let log = AuthEventLog(logger: logger)
         var identities: [String: Identity] = [:]
         for identity in config.identities {
-            let source: any TokenSource = if let client, identity.keepsTokens {
-                OAuthTokenSource(config: identity, credentials: credentials, client: client)
-            } else {
-                StaticTokenSource(identity: identity.name, credentials: credentials)
-            }
             var sinks: [any AuthEventSink] = [log, AuthEventMetrics(identity: identity.name, factory: metrics)]
             if !identity.hook.isEmpty { sinks.append(AuthEventHook(command: identity.hook, logger: logger)) }
-            let events = AuthEventFanOut(sinks: sinks)
-            identities[identity.name] = Identity(
-                name: identity.name, source: source, store: identity.keepsTokens ? store : MemoryTokenStore(), events: events,
-                initialToken: OAuthTokenSource.seed(identity, credentials: credentials), waitsForStart: identity.keepsTokens,
-                timing: identity.timing)
+            identities[identity.name] = identity.makeIdentity(credentials: credentials, client: client, store: store,
+                                                              events: AuthEventFanOut(sinks: sinks))
         }
         self.identities = identities
         self.client = client
@@ -61,5 +53,23 @@ public final class IdentityRegistry: Sendable {
     public func shutdown() {
         watcher.withLock { $0?.stop() }
         client?.shutdown()
+    }
+}
+
+extension IdentityConfig {
+    /// The identity at run time: its token endpoint (a static token's own secret instead,
+    /// and always when there is no `client`), and `store` for the tokens it obtains; a
+    /// static token stays in memory. `timing` replaces the configured one.
+    func makeIdentity(
+        credentials: CredentialStore, client: AuthHTTPClient?, store: any TokenStore, events: any AuthEventSink, timing: TokenTiming? = nil
+    ) -> Identity {
+        let source: any TokenSource = if let client, keepsTokens {
+            OAuthTokenSource(config: self, credentials: credentials, client: client)
+        } else {
+            StaticTokenSource(identity: name, credentials: credentials)
+        }
+        return Identity(name: name, source: source, store: keepsTokens ? store : MemoryTokenStore(), events: events,
+                        initialToken: OAuthTokenSource.seed(self, credentials: credentials), waitsForStart: keepsTokens,
+                        timing: timing ?? self.timing)
     }
 }

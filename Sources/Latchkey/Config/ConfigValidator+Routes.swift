@@ -163,6 +163,10 @@ extension ConfigValidator {
 
         let cookies = validateCookies(raw.cookies, at: path / "cookies")
         let renewal = validateRenewal(raw, at: path)
+        let selectable = validateSelectableIdentities(
+            raw.selectableIdentities, injected: identityInjection?.name,
+            wroteIdentity: raw.inject?.decoded.contains { $0.element.identity != nil } ?? false,
+            identities: identities, at: path / "selectable_identities")
 
         var secretQueryParameters: [String] = []
         for (paramIndex, param) in raw.secretQueryParams?.decoded ?? [] {
@@ -178,7 +182,8 @@ extension ConfigValidator {
             name: name, listeners: routeListeners, pathPrefix: prefix, host: host, upstream: upstream,
             prefixReplacement: replacement, injections: injections,
             passClientAuthorization: raw.passClientAuthorization ?? false, preserveHost: raw.preserveHost ?? false,
-            via: raw.via, cookies: cookies, secretQueryParameters: secretQueryParameters, renewal: renewal
+            via: raw.via, cookies: cookies, secretQueryParameters: secretQueryParameters, renewal: renewal,
+            selectableIdentities: selectable
         )
     }
 
@@ -312,7 +317,7 @@ extension ConfigValidator {
         return nil
     }
 
-    private mutating func known(_ name: String, in names: Set<String>, kind: String, section: String, at path: ConfigPath) -> Bool {
+    mutating func known(_ name: String, in names: Set<String>, kind: String, section: String, at path: ConfigPath) -> Bool {
         guard !names.contains(name) else { return true }
         let known = names.sorted()
         var message = "unknown \(kind)\(ConfigSyntax.quoted(name))"

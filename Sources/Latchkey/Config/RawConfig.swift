@@ -142,7 +142,7 @@ struct RawRoute: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, listeners, path, host, upstream, strip_prefix, replace_prefix, inject
         case pass_client_authorization, preserve_host, via, cookies, secret_query_params
-        case renew_on, renew_on_invalid_token, replay_limit
+        case renew_on, renew_on_invalid_token, replay_limit, selectable_identities
     }
 
     var name: String?
@@ -161,6 +161,7 @@ struct RawRoute: Decodable {
     var renewOn: LenientList<Int>?
     var renewOnInvalidToken: Bool?
     var replayLimit: RawByteSize?
+    var selectableIdentities: LenientList<String>?
 
     init(from decoder: any Decoder) throws {
         let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping with path and upstream")
@@ -180,6 +181,7 @@ struct RawRoute: Decodable {
         renewOn = f(.renew_on)
         renewOnInvalidToken = f(.renew_on_invalid_token)
         replayLimit = f(.replay_limit)
+        selectableIdentities = f(.selectable_identities)
     }
 }
 

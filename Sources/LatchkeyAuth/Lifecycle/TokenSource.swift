@@ -29,13 +29,21 @@ extension TokenSource {
 public protocol TokenStore: Sendable {
     func load(identity: String) async throws -> TokenSet?
     /// Called before a new token is handed out, so that a rotated refresh token is kept
-    /// before it is ever used; nil removes the identity's entry.
+    /// before it is ever used; nil removes the token. A token ends a logout.
     func save(_ token: TokenSet?, identity: String) async throws
+    /// A person logged the identity out (`latchkey logout`): its entry goes, and
+    /// `isLoggedOut` answers true until a token is saved again (`latchkey login`), so that
+    /// an identity able to get a token by itself does not silently log back in. Returns the
+    /// token it removed, in the same step, for the caller to revoke.
+    func logOut(identity: String) async throws -> TokenSet?
+    /// Whether the identity was logged out by a person and has had no token since.
+    func isLoggedOut(identity: String) async throws -> Bool
 }
 
 /// The store that forgets on exit, for identities that need no persistence.
 public actor MemoryTokenStore: TokenStore {
     private var tokens: [String: TokenSet] = [:]
+    private var loggedOut: Set<String> = []
 
     public init() {}
 
@@ -43,5 +51,13 @@ public actor MemoryTokenStore: TokenStore {
 
     public func save(_ token: TokenSet?, identity: String) {
         tokens[identity] = token
+        if token != nil { loggedOut.remove(identity) }
     }
+
+    public func logOut(identity: String) -> TokenSet? {
+        loggedOut.insert(identity)
+        return tokens.removeValue(forKey: identity)
+    }
+
+    public func isLoggedOut(identity: String) -> Bool { loggedOut.contains(identity) }
 }

@@ -15,7 +15,7 @@ extension FileTokenStore {
                 let now = try current(identity)
                 remember(identity, now)
                 guard let before, now.record != before.record else { continue }
-                changes[identity] = now.record.token.map(StoreChange.stored) ?? .removed
+                changes[identity] = now.record.token.map(StoreChange.stored) ?? (now.record.loggedOut ? .loggedOut : .removed)
             } catch {
                 // Reported once: the signature is taken as seen until the file changes again.
                 changes[identity] = .unreadable(error.message)

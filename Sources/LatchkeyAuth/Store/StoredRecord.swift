@@ -8,9 +8,36 @@ import Foundation
 /// identity's cookie jar can join the token in the same file (and under the same seal).
 struct StoredRecord: Codable, Equatable, Sendable {
     var token: TokenSet?
+    /// A person logged the identity out (`latchkey logout`): it stays out, even where it
+    /// could get a token by itself (a password in the configuration), until a token is
+    /// saved again (`latchkey login`).
+    var loggedOut = false
 
     /// Nothing left to keep: the file goes.
-    var isEmpty: Bool { token == nil }
+    var isEmpty: Bool { token == nil && !loggedOut }
+
+    enum CodingKeys: String, CodingKey {
+        case token, logged_out
+    }
+
+    init(token: TokenSet? = nil, loggedOut: Bool = false) {
+        self.token = token
+        self.loggedOut = loggedOut
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        token = try container.decodeIfPresent(TokenSet.self, forKey: .token)
+        loggedOut = try container.decodeIfPresent(Bool.self, forKey: .logged_out) ?? false
+    }
+
+    /// `logged_out` only when set: the files of identities that were never logged out keep
+    /// the bytes they always had.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(token, forKey: .token)
+        if loggedOut { try container.encode(true, forKey: .logged_out) }
+    }
 }
 
 /// A token in the store, with snake_case keys like the OAuth answer it came from (RFC 6749
