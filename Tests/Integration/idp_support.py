@@ -171,9 +171,15 @@ class IdpServer:
     # ----- test control -------------------------------------------------------------------
 
     def counters(self) -> dict:
-        """{"token": {"total": N, GRANT_TYPE: n, ...}, "api": n}: requests that reached
-        /o/token/ (by the grant_type they asked for, answered or not) and /api/."""
+        """{"token": {"total": N, GRANT_TYPE: n, ...}, "api": n, "revoke": {"total": N, HINT: n}}:
+        requests that reached /o/token/ (by the grant_type they asked for, answered or not),
+        /api/ and /o/revoke_token/ (by their token_type_hint)."""
         return fetch(f"{self.url}/_test/counters").json()
+
+    def revocations(self, hint: str | None = None) -> int:
+        """Requests that reached the revocation endpoint (RFC 7009), with that token_type_hint."""
+        revoke = self.counters()["revoke"]
+        return revoke["total"] if hint is None else revoke.get(hint, 0)
 
     def token_requests(self, grant_type: str | None = None) -> int:
         token = self.counters()["token"]

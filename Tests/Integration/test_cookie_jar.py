@@ -1,7 +1,8 @@
 """`jar: proxy`: Latchkey keeps the upstream's cookies per identity (libcurl's cookie
 engine, shared by every loop) and sends them with every request of the route, so that any
 client — curl here — shares one web session; the handoff endpoint fills the jar on a 401,
-and the jar is kept in the token store across restarts."""
+and the jar is kept in the token store across restarts; `latchkey logout` empties it, in
+the store and in the running serve."""
 
 import copy
 import json
@@ -9,6 +10,8 @@ import subprocess
 
 from support import wait_until
 from test_handoff import alice_app, handoff_config
+from test_login import login_config_file
+from test_oauth import password_identity
 
 
 def jar_config(app) -> dict:
@@ -88,3 +91,27 @@ def test_the_handoff_by_hand_is_not_for_jar_routes(latchkey, make_basecamp):
     proxy = latchkey.serve(jar_config(app))
     r = proxy.get("/.latchkey/handoff?to=/projects")
     assert r.status == 404 and "jar: proxy" in r.json()["message"], r
+
+
+def test_latchkey_logout_empties_the_jar_in_the_store_and_in_the_running_serve(latchkey, make_idp, make_basecamp):
+    idp = make_idp(access_token_seconds=3600)
+    app = make_basecamp(lambda token: "alice" if token else None)
+    cfg = jar_config(app)
+    cfg["identities"] = {"bc": password_identity(idp)}
+    path = login_config_file(latchkey, cfg)
+    proxy = latchkey.serve(copy.deepcopy(cfg))
+    assert curl(proxy, "/projects")[0] == 200
+    assert wait_until(lambda: any("\tsession\t" in line for line in stored_cookies(latchkey)), timeout=10)
+
+    out = latchkey.run(["logout", "bc", "--config", path])
+    assert out.returncode == 0, out.stderr
+    # The store keeps the logout mark alone: the jar's copy went with the tokens.
+    assert json.loads((latchkey.workdir / "state" / "latchkey" / "bc.json").read_text()) == {
+        "format": "latchkey-token-v1", "logged_out": True}
+    assert wait_until(lambda: curl(proxy, "/projects")[0] == 401, timeout=10), proxy.log_tail()
+
+    # After a login the app's session is still valid, but the running jar was emptied: a new handoff.
+    login = latchkey.run(["login", "bc", "--config", path])
+    assert login.returncode == 0, login.stderr
+    assert wait_until(lambda: curl(proxy, "/projects")[0] == 200, timeout=10), proxy.log_tail()
+    assert app.counters()["handoff"] == 2

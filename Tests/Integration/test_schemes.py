@@ -38,25 +38,33 @@ def test_podio_app_authentication(latchkey, make_podio):
     assert podio.app_token not in proxy.log()
 
 
-def test_kii_static_tokens_one_user_per_listener(latchkey, upstream, tmp_path):
+def kii_config(tmp_path, upstream) -> dict:
+    """Configs/kii.yaml with its listener on a free port, its users' token files in tmp_path
+    (token-of-alice, token-of-bob) and its upstream the stub."""
     cfg = example("kii.yaml")
-    for listener in cfg["listeners"]:
-        listener["listen"] = f"127.0.0.1:{free_port()}"
+    cfg["listeners"] = [{"name": "main"}]
     for user in ("alice", "bob"):
         token_file = tmp_path / f"kii-{user}-token"
         token_file.write_text(f"token-of-{user}\n")
         token_file.chmod(0o600)
         cfg["identities"][f"kii-{user}"]["token"] = {"file": str(token_file)}
-    for route in cfg["routes"]:
-        route["upstream"] = upstream.url
-    proxy = latchkey.serve(cfg)
+    cfg["routes"][0]["upstream"] = upstream.url
+    return cfg
 
-    ports = {listener["name"]: listener["listen"] for listener in cfg["listeners"]}
-    for user in ("alice", "bob"):
-        r = proxy.get("/kii/users/me", listener=user, host=ports[user])
-        assert r.status == 200, r
-        authorization = [v for k, v in r.json()["headers"] if k.lower() == "authorization"]
-        assert authorization == [f"Bearer token-of-{user}"]
+
+def authorization(reply) -> list:
+    """The Authorization values the stub upstream received."""
+    return [v for k, v in reply.json()["headers"] if k.lower() == "authorization"]
+
+
+def test_kii_static_tokens_of_several_users(latchkey, upstream, tmp_path):
+    proxy = latchkey.serve(kii_config(tmp_path, upstream))
+    r = proxy.get("/kii/users/me")
+    assert r.status == 200, r
+    assert authorization(r) == ["Bearer token-of-alice"]
+    r = proxy.get("/kii/users/me", headers=[("Latchkey-Identity", "kii-bob")])
+    assert r.status == 200, r
+    assert authorization(r) == ["Bearer token-of-bob"]
 
 
 def test_basecamp_api_token_and_web_session_handoff(latchkey, make_idp, make_basecamp, browser):

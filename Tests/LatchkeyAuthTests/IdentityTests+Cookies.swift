@@ -54,14 +54,28 @@ extension IdentityTests {
         #expect(identity.current() == IssuedToken(accessToken: "a", generation: 1))
     }
 
-    @Test func aLogoutClearsTheJarAndItsCopyInTheStore() async throws {
+    @Test func aLogoutMarkClearsTheStoredCookiesAndTheRunningJar() async throws {
         let store = MemoryTokenStore()
         await store.saveCookies([Self.sessionCookie], identity: "test")
         let (identity, jar) = try jarIdentity(store: store)
         await identity.start(eagerly: false)
-        try await identity.logOut()
+        #expect(jar.lines() == [Self.sessionCookie])
+        // `latchkey logout` in another process: the mark in the store, then the change the
+        // running server's watcher reports.
+        _ = await store.logOut(identity: "test")
+        identity.storeChanged(.loggedOut)
         #expect(jar.lines().isEmpty)
         #expect(await store.loadCookies(identity: "test").isEmpty)
+    }
+
+    @Test func anIdentityStartingLoggedOutHasAnEmptyJar() async throws {
+        let store = MemoryTokenStore()
+        await store.saveCookies([Self.sessionCookie], identity: "test")
+        _ = await store.logOut(identity: "test")
+        let (identity, jar) = try jarIdentity(store: store)
+        jar.restore([Self.sessionCookie])
+        await identity.start(eagerly: false)
+        #expect(jar.lines().isEmpty)
     }
 
     @Test func aLogoutByAnotherProcessEndsTheWebSessionToo() async throws {

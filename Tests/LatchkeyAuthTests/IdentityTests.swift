@@ -61,6 +61,11 @@ actor RecordingStore: TokenStore {
     var saved: [TokenSet?] = []
     func load(identity: String) -> TokenSet? { nil }
     func save(_ token: TokenSet?, identity: String) { saved.append(token) }
+    func logOut(identity: String) -> TokenSet? {
+        Issue.record("an identity never logs itself out in the store")
+        return nil
+    }
+    func isLoggedOut(identity: String) -> Bool { false }
     func loadCookies(identity: String) -> [String] { [] }
     func saveCookies(_ cookies: [String], identity: String) {}
 }

@@ -4,20 +4,12 @@ import Testing
 /// `check_on_start`: a restored token checked at the IdP before its first use (Auth0).
 @Suite("Config start-up check")
 struct ConfigStartupCheckTests {
-    private let route = """
-        routes:
-          - name: api
-            upstream: https://api.example.com
-            inject: [{ header: Authorization, identity: user }]
-        """
-
     private func load(_ identities: String) throws -> [String: IdentityConfig] {
-        let config = try ConfigTestSupport.load("identities:\n" + identities + "\n" + route)
-        return Dictionary(uniqueKeysWithValues: config.identities.map { ($0.name, $0) })
+        try ConfigTestSupport.identities(identities, injected: "user")
     }
 
     private func problems(_ identities: String) -> [String] {
-        ConfigTestSupport.problems("identities:\n" + identities + "\n" + route).map(\.description)
+        ConfigTestSupport.identityProblems(identities, injected: "user").map(\.description)
     }
 
     @Test func userinfoOrIntrospectionGivenOrDiscovered() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyAuth
+import LatchkeyLoop
 import Logging
 
 /// Opens the token store `config` names, the one `serve`, `latchkey login` and
@@ -30,11 +31,25 @@ public func makeTokenStore(
     return store
 }
 
+/// Opens the file in the store's directory where `latchkey use` keeps the identities it
+/// chose for routes; nil with `store.type: memory`, which keeps nothing on disk. Creates
+/// the directory as the token store does (unless `creating` is false: then nil when there
+/// is none), and refuses one others can reach. Blocks on file I/O: call it at start-up.
+public func openRouteIdentityFile(
+    config: Config, creating: Bool = true, environment: [String: String] = ProcessInfo.processInfo.environment
+) throws(TokenStoreError) -> RouteIdentityFile? {
+    guard config.store.kind == .file else { return nil }
+    let directory = try config.store.resolvedDirectory(environment: environment)
+    if !creating, FileSignature(path: directory) == nil { return nil }
+    return try RouteIdentityFile(directory: directory)
+}
+
 extension Config {
     /// The identities whose cookies the proxy keeps (`jar: proxy` on a route injecting
-    /// them): their jars go to the token store too, beside any token.
+    /// them, the selectable ones included): their jars go to the token store too, beside
+    /// any token.
     public var identitiesKeepingCookies: Set<String> {
-        Set(routes.filter { $0.cookieJar == .proxy }.compactMap(\.identity))
+        Set(routes.filter { $0.cookieJar == .proxy }.flatMap(\.allowedIdentities))
     }
 }
 
@@ -44,5 +59,13 @@ extension IdentityConfig {
     public var keepsTokens: Bool {
         if case .staticToken = grant { return false }
         return true
+    }
+
+    /// Whether the identity gets a new token without a person, from its own credentials
+    /// (a password, a client secret, a signed assertion…). Not a seeded refresh token,
+    /// which only renews, nor the grants of `latchkey login`.
+    public var grantsByItself: Bool {
+        if case .refreshToken = grant { return false }
+        return !logsInInteractively
     }
 }

@@ -119,6 +119,9 @@ public struct RouteConfig: Sendable, Equatable {
     public var secretQueryParameters: [String]
     /// When an identity's token is renewed and the request replayed.
     public var renewal: RenewalPolicy
+    /// Other identities than the injected one that a request may pick with the
+    /// `Latchkey-Identity` header, and that `latchkey use` may make the route's default.
+    public var selectableIdentities: [String]
     /// Where a browser gets its web session from, if the route gives one.
     public var handoff: HandoffConfig?
     /// Who keeps the upstream's cookies: the client (relayed, rewritten) or the proxy.
@@ -129,7 +132,7 @@ public struct RouteConfig: Sendable, Equatable {
         upstream: UpstreamConfig, prefixReplacement: String? = "", injections: [Injection] = [],
         passClientAuthorization: Bool = false, preserveHost: Bool = false, via: String? = nil,
         cookies: CookieRewrite = .init(), secretQueryParameters: [String] = [], renewal: RenewalPolicy = .init(),
-        handoff: HandoffConfig? = nil, cookieJar: CookieJarMode = .client
+        selectableIdentities: [String] = [], handoff: HandoffConfig? = nil, cookieJar: CookieJarMode = .client
     ) {
         self.name = name
         self.listeners = listeners
@@ -144,8 +147,24 @@ public struct RouteConfig: Sendable, Equatable {
         self.cookies = cookies
         self.secretQueryParameters = secretQueryParameters
         self.renewal = renewal
+        self.selectableIdentities = selectableIdentities
         self.handoff = handoff
         self.cookieJar = cookieJar
+    }
+
+    /// The identity whose token the route injects, if any (validation allows one).
+    public var identity: String? {
+        injections.lazy.compactMap { injection -> String? in
+            if case .identity(let name) = injection.source { return name }
+            return nil
+        }.first
+    }
+
+    /// The identities the route may inject: the configured one first, then the selectable
+    /// ones, each once; empty on a route that injects no identity.
+    public var allowedIdentities: [String] {
+        guard let identity else { return [] }
+        return [identity] + selectableIdentities.filter { $0 != identity }
     }
 }
 

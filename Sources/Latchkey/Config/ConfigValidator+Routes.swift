@@ -163,6 +163,10 @@ extension ConfigValidator {
 
         let cookies = validateCookies(raw.cookies, at: path / "cookies")
         let renewal = validateRenewal(raw, at: path)
+        let selectable = validateSelectableIdentities(
+            raw.selectableIdentities, injected: identityInjection?.name,
+            wroteIdentity: raw.inject?.decoded.contains { $0.element.identity != nil } ?? false,
+            identities: identities, at: path / "selectable_identities")
         let handoff = validateHandoff(raw.handoff, upstream: upstream, injects: !injections.isEmpty || raw.inject?.items.isEmpty == false,
                                       at: path / "handoff")
         let cookieJar = validateCookieJar(raw.jar, identity: identityInjection?.name, at: path / "jar")
@@ -186,7 +190,7 @@ extension ConfigValidator {
             prefixReplacement: replacement, injections: injections,
             passClientAuthorization: raw.passClientAuthorization ?? false, preserveHost: raw.preserveHost ?? false,
             via: raw.via, cookies: cookies, secretQueryParameters: secretQueryParameters, renewal: renewal,
-            handoff: handoff, cookieJar: cookieJar
+            selectableIdentities: selectable, handoff: handoff, cookieJar: cookieJar
         )
     }
 
@@ -320,7 +324,7 @@ extension ConfigValidator {
         return nil
     }
 
-    private mutating func known(_ name: String, in names: Set<String>, kind: String, section: String, at path: ConfigPath) -> Bool {
+    mutating func known(_ name: String, in names: Set<String>, kind: String, section: String, at path: ConfigPath) -> Bool {
         guard !names.contains(name) else { return true }
         let known = names.sorted()
         var message = "unknown \(kind)\(ConfigSyntax.quoted(name))"

@@ -96,6 +96,9 @@ public struct IdentityConfig: Sendable, Equatable {
     public var tokenURL: String?
     /// Discover the endpoints from this issuer's metadata (RFC 8414 / OpenID Connect).
     public var issuer: String?
+    /// The revocation endpoint (RFC 7009) `latchkey logout` calls; without it, the
+    /// issuer's metadata may name one.
+    public var revocationURL: String?
     /// TLS, proxy and timeouts for every request to the IdP.
     public var idpOptions: UpstreamOptions
     public var clientID: String?
@@ -135,6 +138,7 @@ public struct IdentityConfig: Sendable, Equatable {
         self.grant = grant
         self.tokenURL = tokenURL
         self.issuer = nil
+        self.revocationURL = nil
         self.idpOptions = idpOptions
         self.clientID = clientID
         self.clientAuth = clientAuth

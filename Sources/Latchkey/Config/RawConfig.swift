@@ -163,7 +163,7 @@ struct RawRoute: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, listeners, path, host, upstream, strip_prefix, replace_prefix, inject
         case pass_client_authorization, preserve_host, via, cookies, secret_query_params
-        case renew_on, renew_on_invalid_token, replay_limit, handoff, jar
+        case renew_on, renew_on_invalid_token, replay_limit, selectable_identities, handoff, jar
     }
 
     var name: String?
@@ -182,6 +182,7 @@ struct RawRoute: Decodable {
     var renewOn: LenientList<Int>?
     var renewOnInvalidToken: Bool?
     var replayLimit: RawByteSize?
+    var selectableIdentities: LenientList<String>?
     var handoff: RawHandoff?
     var jar: String?
 
@@ -203,6 +204,7 @@ struct RawRoute: Decodable {
         renewOn = f(.renew_on)
         renewOnInvalidToken = f(.renew_on_invalid_token)
         replayLimit = f(.replay_limit)
+        selectableIdentities = f(.selectable_identities)
         handoff = f(.handoff)
         jar = f(.jar)
     }

@@ -20,6 +20,7 @@ struct ProxyContext: Sendable {
     let accessLog: AccessLog
     let metrics: ProxyMetrics
     let metricsEndpoint: MetricsEndpoint
+    let identitiesEndpoint: IdentitiesEndpoint
     /// Calls handoff endpoints; nil when no route has one.
     let handoffCaller: HandoffCaller?
     let handoffMarks: HandoffMarks
@@ -74,12 +75,13 @@ final class ProxyHandler: ServerHandler {
             return answer(exchange, ErrorDocument(status: 400, error: "bad_request",
                 message: "the request target must be an absolute path without dot-segments"))
         }
-        // Metrics name routes and identities and show traffic: only for those who pass the
-        // listener's checks above (see MetricsEndpoint).
+        // Metrics and identities name routes and identities, and metrics show traffic:
+        // only for those who pass the listener's checks above (see MetricsEndpoint).
         if MetricsEndpoint.serves(path: target.path) {
-            let response = context.metricsEndpoint.response(method: head.method)
-            exchange.respond(status: response.status, fields: response.fields, body: response.body)
-            return LocalAnswer.shared
+            return answer(exchange, context.metricsEndpoint.response(method: head.method))
+        }
+        if IdentitiesEndpoint.serves(path: target.path) {
+            return answer(exchange, context.identitiesEndpoint.response(method: head.method))
         }
         // `/.latchkey/handoff?to=PAGE` hands off for PAGE's route, then sends the browser there.
         var requestedHandoff: String?
@@ -116,11 +118,16 @@ final class ProxyHandler: ServerHandler {
                 message: "the credential \(name) has no value", route: route.name), route: route)
         }
 
+        let identity: Identity?
+        switch IdentityHeader.choose(for: route, fields: head.fields, isKnown: { context.identities[$0] != nil }) {
+        case .use(let chosen): identity = chosen
+        case .refuse(let document): return answer(exchange, document, route: route)
+        }
+
         let inboundHeader: String? = if case .sharedSecret(let header, _) = policy.inbound { header } else { nil }
         let blueprint = RequestBlueprint(head: head, target: target, clientHost: host, peer: exchange.peer,
                                          inboundHeader: inboundHeader, credentials: credentials)
         let rewriter = ResponseRewriter(route: route, clientHost: host, clientOnLoopback: exchange.peer?.isLoopback ?? true)
-        let identity = route.identity.flatMap { context.identities[$0] }
         if let handoff = route.handoff, !route.keepsCookies, let caller = context.handoffCaller,
            let destination = requestedHandoff ?? (handoff.beforeFirstPage && BrowserNavigation.isNavigation(head)
                && !HandoffMarks.hasHandedOff(head.fields) ? head.target : nil) {
@@ -170,6 +177,11 @@ final class ProxyHandler: ServerHandler {
         exchange.respond(status: document.status, fields: fields, body: document.pageBody)
         context.metrics.refused(document.error)
         record(exchange, route: route, outcome: document.error)
+    }
+
+    private func answer(_ exchange: ServerExchange, _ response: AdminResponse) -> ExchangeHandler {
+        exchange.respond(status: response.status, fields: response.fields, body: response.body)
+        return LocalAnswer.shared
     }
 
     private func answer(_ exchange: ServerExchange, status: Int, body: [UInt8]) -> ExchangeHandler {

@@ -24,9 +24,10 @@ enum UpstreamRequestBuilder {
         let dropAuthorization = route.injectsCredentials && !route.passClientAuthorization
         fields.removeAll { field in
             // Framing is re-made by libcurl, Host is set below, and RFC 9110 §11.7.2:
-            // credentials for this proxy are not the upstream's business.
+            // credentials for this proxy are not the upstream's business; nor is the
+            // identity a request picked.
             field.hasName("Content-Length") || field.hasName("Expect") || field.hasName("Host")
-                || field.hasName("Proxy-Authorization")
+                || field.hasName("Proxy-Authorization") || field.hasName(IdentityHeader.name)
                 || (dropAuthorization && field.hasName("Authorization"))
                 || (inboundSecretHeader.map { field.hasName($0) } ?? false)
         }

@@ -16,14 +16,15 @@ public final class ProxyRuntime: Sendable {
     private let sockets: [ListeningSocket]
     private let loops: [EventLoopThread]
     private let logger: Logger
-    private let watcher: SecretWatcher
+    private let watcher: FileWatcher
     private let identities: IdentityRegistry
 
     /// `sink` receives the access log; nil disables it. The runtime's series are made with
     /// `metrics`, and `/.latchkey/metrics` renders its registry: the executable passes the
     /// factory it bootstrapped swift-metrics with, so that one endpoint shows everything.
+    /// `routeIdentities` holds what `latchkey use` chose, followed while the proxy runs.
     public init(config: Config, credentials: CredentialStore, logger: Logger, sink: LogSink?,
-                tokenStore: any TokenStore = MemoryTokenStore(),
+                tokenStore: any TokenStore = MemoryTokenStore(), routeIdentities: RouteIdentityFile? = nil,
                 metrics: PrometheusMetricsFactory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())) throws {
         self.config = config
         self.logger = logger
@@ -51,7 +52,10 @@ public final class ProxyRuntime: Sendable {
                 throw RuntimeError("listener \(listener.name): \(error.detail)")
             }
         }
-        let routes = RouteTable(config: config)
+        let routes = RouteTable(config: config, identities: identities.identities)
+        // Before any request: the first one already gets the identity `latchkey use` chose.
+        let follower = routeIdentities.map { RouteIdentityFollower(file: $0, routes: routes.selectable, logger: logger) }
+        follower?.check()
         let context = ProxyContext(
             routes: routes,
             policies: policies,
@@ -62,6 +66,7 @@ public final class ProxyRuntime: Sendable {
                                  secretQueryParameters: routes.allSecretQueryParameters.union([SessionGate.tokenParameter])),
             metrics: ProxyMetrics(config: config, factory: metrics),
             metricsEndpoint: MetricsEndpoint(registry: metrics.registry),
+            identitiesEndpoint: IdentitiesEndpoint(config: config, identities: identities.identities, selectable: routes.selectable),
             handoffCaller: hasHandoffs ? client.map(HandoffCaller.init(client:)) : nil,
             handoffMarks: HandoffMarks(signer: try MessageSigner.ephemeral()),
             logger: logger
@@ -80,7 +85,13 @@ public final class ProxyRuntime: Sendable {
             })
         }
         self.loops = loops
-        watcher = SecretWatcher(credentials: credentials, logger: logger)
+        let secrets: @Sendable () -> Void = {
+            let changed = credentials.reloadIfChanged()
+            if !changed.isEmpty {
+                logger.info("secret files changed", metadata: ["credentials": .array(changed.map { .string($0) })])
+            }
+        }
+        watcher = FileWatcher(checks: [secrets] + (follower.map { [$0.check] } ?? []))
         identities.start()
     }
 

@@ -95,12 +95,18 @@ public final class Identity: Sendable {
         settle(waiter) { $0.rejected(generation: generation, now: now) }
     }
 
+    /// Why requests get `login_required` after `latchkey logout`.
+    static let loggedOutReason = "logged out with `latchkey logout`"
+
     /// Loads the stored token and cookie jar, if any, answers the requests that waited for
-    /// them, then acquires a token at once when `eagerly`.
+    /// them, then acquires a token at once when `eagerly`. An identity a person logged out
+    /// stays out.
     public func start(eagerly: Bool) async {
         do {
             if let stored = try await store.load(identity: name) {
                 update { $0.replace(with: stored) }
+            } else if try await store.isLoggedOut(identity: name) {
+                holdLoggedOut()
             }
         } catch {
             events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot load the stored token: \(error)"))
@@ -146,17 +152,6 @@ public final class Identity: Sendable {
         events.record(AuthEvent(identity: name, kind: .acquired))
     }
 
-    /// Forgets the token and the cookie jar, in memory and in the store.
-    public func logOut() async throws {
-        try await store.save(nil, identity: name)
-        if let cookieJar {
-            cookieJar.clear()
-            try await store.saveCookies([], identity: name)
-        }
-        update { $0.logOut(reason: "logged out") }
-        events.record(AuthEvent(identity: name, kind: .loggedOut))
-    }
-
     /// The store holds something else now, put there by another process (`latchkey login`
     /// or `logout` beside this server): take it as it is, without writing it back; the
     /// waiting requests get the new token and the refresh timer follows it.
@@ -181,6 +176,9 @@ public final class Identity: Sendable {
             }
             guard dropped else { return }
             event = AuthEvent(identity: name, kind: .loggedOut, detail: "removed from the token store")
+        case .loggedOut:
+            guard holdLoggedOut() else { return }
+            event = Self.loggedOutEvent(name)
         case .unreadable(let reason):
             events.record(AuthEvent(identity: name, kind: .failed, detail: "the token store changed but cannot be read: \(reason)"))
             return
@@ -257,19 +255,27 @@ public final class Identity: Sendable {
 
     private func run(_ first: AcquisitionKind) async {
         var kind = first
-        while true {
+        attempts: while true {
             // The winner's double check (as oauth2-proxy reloads the session before it
             // refreshes): another process may have stored a newer token meanwhile, a login
             // or another replica's refresh, whose refresh token may have replaced ours.
-            if let stored = await newerStoredToken() {
+            switch await storedNow() {
+            case .nothingNewer:
+                break
+            case .newer(let stored):
                 let now = clock()
                 let decision = update { lifecycle -> TokenLifecycle.Demand in
                     lifecycle.replace(with: stored)
                     return lifecycle.demand(now: now)
                 }
                 events.record(AuthEvent(identity: name, kind: .acquired, detail: "a newer token was in the token store"))
-                guard case .wait(let start?) = decision else { break }
+                guard case .wait(let start?) = decision else { break attempts }
                 kind = start
+            case .loggedOut:
+                // Logged out by another process before the watcher told this one: its
+                // refresh token is revoked, and a new grant would undo the logout.
+                if holdLoggedOut() { events.record(Self.loggedOutEvent(name)) }
+                break attempts
             }
             let (refreshToken, generation) = state.withLock { ($0.lifecycle.token?.refreshToken, $0.lifecycle.generation) }
             // A token another process stored while the request was out (`storeChanged`)
@@ -303,20 +309,48 @@ public final class Identity: Sendable {
         reschedule()
     }
 
-    /// A stored token obtained after the one held, and not the same one. Access tokens are
-    /// compared, not whole values: a token read back from a file may differ in the last
-    /// bit of its times, and one whose refresh token was just refused differs only there.
-    private func newerStoredToken() async -> TokenSet? {
+    /// What the store holds now, as it bears on a token request about to start.
+    private enum StoredNow {
+        case nothingNewer
+        /// A token obtained after the one held, and not the same one.
+        case newer(TokenSet)
+        /// A person logged the identity out.
+        case loggedOut
+    }
+
+    /// Access tokens are compared, not whole values: a token read back from a file may
+    /// differ in the last bit of its times, and one whose refresh token was just refused
+    /// differs only there.
+    private func storedNow() async -> StoredNow {
         let stored: TokenSet?
         do {
             stored = try await store.load(identity: name)
+            if stored == nil, try await store.isLoggedOut(identity: name) { return .loggedOut }
         } catch {
             events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot load the stored token: \(error)"))
-            return nil
+            return .nothingNewer
         }
         let held = snapshot.token
-        guard let stored, stored.accessToken != held?.accessToken, stored.obtainedAt > held?.obtainedAt ?? .distantPast else { return nil }
-        return stored
+        guard let stored, stored.accessToken != held?.accessToken, stored.obtainedAt > held?.obtainedAt ?? .distantPast else { return .nothingNewer }
+        return .newer(stored)
+    }
+
+    /// Puts the identity in the state `latchkey logout` leaves it in: no token, an empty
+    /// cookie jar (the store's mark keeps none), and requests answered `login_required`
+    /// until a login. False when it was there already.
+    @discardableResult
+    private func holdLoggedOut() -> Bool {
+        // A logout ends the web session too, whatever the token's state was.
+        cookieJar?.clear()
+        return state.withLock { state in
+            guard state.lifecycle.phase != .loginRequired(reason: Self.loggedOutReason) else { return false }
+            state.lifecycle.logOut(reason: Self.loggedOutReason, untilLogin: true)
+            return true
+        }
+    }
+
+    private static func loggedOutEvent(_ name: String) -> AuthEvent {
+        AuthEvent(identity: name, kind: .loggedOut, detail: loggedOutReason)
     }
 
     /// Saves before the token is handed out: a rotated refresh token must be on disk before

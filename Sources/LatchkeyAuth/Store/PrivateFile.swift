@@ -23,6 +23,7 @@ enum PrivateFile {
         static let storeDirectory = Kind(noun: "store directory", privateMode: "700")
         static let storeFile = Kind(noun: "store file", privateMode: "600")
         static let lockFile = Kind(noun: "store lock file", privateMode: "600")
+        static let routeIdentities = Kind(noun: "route identity file", privateMode: "600")
         static let keyFile = Kind(noun: "key file", privateMode: "600", followsLinks: true, rootMayOwn: true)
         static let systemdCredential = Kind(noun: "systemd credential", privateMode: "600", followsLinks: true, checksPermissions: false)
     }

@@ -11,9 +11,40 @@ struct StoredRecord: Codable, Equatable, Sendable {
     /// Netscape cookie-file lines, as libcurl's cookie engine exports them; absent when the
     /// identity keeps no cookies.
     var cookies: [String]?
+    /// A person logged the identity out (`latchkey logout`): it stays out, even where it
+    /// could get a token by itself (a password in the configuration), until a token is
+    /// saved again (`latchkey login`). The mark keeps no cookies: the logout ends the web
+    /// session too.
+    var loggedOut = false
 
     /// Nothing left to keep: the file goes.
-    var isEmpty: Bool { token == nil && (cookies ?? []).isEmpty }
+    var isEmpty: Bool { token == nil && (cookies ?? []).isEmpty && !loggedOut }
+
+    enum CodingKeys: String, CodingKey {
+        case token, cookies, logged_out
+    }
+
+    init(token: TokenSet? = nil, cookies: [String]? = nil, loggedOut: Bool = false) {
+        self.token = token
+        self.cookies = cookies
+        self.loggedOut = loggedOut
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        token = try container.decodeIfPresent(TokenSet.self, forKey: .token)
+        cookies = try container.decodeIfPresent([String].self, forKey: .cookies)
+        loggedOut = try container.decodeIfPresent(Bool.self, forKey: .logged_out) ?? false
+    }
+
+    /// `cookies` and `logged_out` only when set: the files of identities that keep no
+    /// cookies and were never logged out keep the bytes they always had.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(token, forKey: .token)
+        try container.encodeIfPresent(cookies, forKey: .cookies)
+        if loggedOut { try container.encode(true, forKey: .logged_out) }
+    }
 }
 
 /// A token in the store, with snake_case keys like the OAuth answer it came from (RFC 6749

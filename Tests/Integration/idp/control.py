@@ -22,13 +22,16 @@ _api_requests = 0
 _token_errors: Counter = Counter()  # OAuth error code of a refused token request -> count
 _token_answers: list = []  # one dict per answered token request, in the order answered
 _token_in_flight = 0
+_revocations: Counter = Counter()  # token_type_hint -> count
 
 
 def snapshot() -> dict:
     with _lock:
         token = dict(_token_requests)
         token["total"] = sum(_token_requests.values())
-        return {"token": token, "api": _api_requests, "token_errors": dict(_token_errors)}
+        revoke = dict(_revocations)
+        revoke["total"] = sum(_revocations.values())
+        return {"token": token, "api": _api_requests, "token_errors": dict(_token_errors), "revoke": revoke}
 
 
 def _answer_record(request, grant_type: str, response) -> dict:
@@ -53,7 +56,11 @@ class CountingMiddleware:
         global _api_requests
         if request.path == "/o/token/":
             return self._token(request)
-        if request.path.startswith("/api/"):
+        if request.path == "/o/revoke_token/":
+            hint = request.POST.get("token_type_hint", "") if request.method == "POST" else ""
+            with _lock:
+                _revocations[hint or "(none)"] += 1
+        elif request.path.startswith("/api/"):
             with _lock:
                 _api_requests += 1
         return self.get_response(request)
@@ -103,6 +110,7 @@ def reset_counters(request):
         _token_requests.clear()
         _token_errors.clear()
         _token_answers.clear()
+        _revocations.clear()
         _api_requests = 0
     return JsonResponse(snapshot())
 
