@@ -22,7 +22,8 @@ if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
 fi
 export PYTHONDONTWRITEBYTECODE=1
 
-APT_PACKAGES=(libcurl4-openssl-dev libssl-dev curl ca-certificates pkg-config strace)
+# chromium: the real browser of the handoff tests (Tests/Integration/browser.py).
+APT_PACKAGES=(libcurl4-openssl-dev libssl-dev curl ca-certificates pkg-config strace chromium)
 VENV=.venv
 REQUIREMENTS=Tests/Integration/requirements.txt
 SCRATCH=${LATCHKEY_SCRATCH:-.build}

@@ -3,6 +3,7 @@ against a local emulation of its API with only the addresses and secrets swapped
 
 import yaml
 
+from idp_support import fetch
 from support import REPO, free_port
 
 
@@ -64,6 +65,52 @@ def test_kii_static_tokens_of_several_users(latchkey, upstream, tmp_path):
     r = proxy.get("/kii/users/me", headers=[("Latchkey-Identity", "kii-bob")])
     assert r.status == 200, r
     assert authorization(r) == ["Bearer token-of-bob"]
+
+
+def test_basecamp_api_token_and_web_session_handoff(latchkey, make_idp, make_basecamp, browser):
+    """Configs/basecamp.yaml: the token from a browser login (the django IdP stands in for
+    Launchpad), the API with the bearer token, and the web app's pages in a real browser
+    through the handoff; a handoff whose token has expired renews it first."""
+    from test_login import printed_url, start_login
+
+    idp = make_idp(access_token_seconds=3600)
+
+    def user_of(token: str):
+        answer = fetch(idp.api_url, headers={"Authorization": f"Bearer {token}"})
+        return answer.json()["user"] if answer.status == 200 else None
+
+    app = make_basecamp(user_of)
+    cfg = example("basecamp.yaml")
+    cfg["listeners"] = [{"name": "main"}]
+    identity = cfg["identities"]["basecamp"]
+    identity.update(authorization_url=idp.authorize_url, token_url=idp.token_url, client_id=idp.public_client.id,
+                    client_auth="none", scope="read write")
+    for key in ("client_secret", "redirect_port"):
+        del identity[key]
+    for route in cfg["routes"]:
+        route["upstream"] = app.url
+
+    login = start_login(latchkey, cfg, "basecamp")
+    assert fetch(idp.authorize(printed_url(login))).status == 200
+    assert login.wait_exit(20) == 0, login.log()
+    proxy = latchkey.serve(cfg)
+
+    r = proxy.get("/api/4242/projects.json")
+    assert r.status == 200 and r.json() == {"user": idp.username, "path": "/4242/projects.json"}, r
+
+    page = browser.open(f"{proxy.base_url}/4242/projects")
+    assert f"Projects of {idp.username}" in page.html, page.html
+    assert browser.open(f"{proxy.base_url}/4242/projects/7").html.count(f"Projects of {idp.username}") == 1
+    assert app.counters()["handoff"] == 1 and app.counters()["page"] == 2
+
+    # Later: the web session is gone and the token has expired. The handoff endpoint refuses
+    # the token, which is renewed, and the second call gives the session.
+    browser.call("Network.clearBrowserCookies")
+    idp.expire_access_tokens()
+    page = browser.open(f"{proxy.base_url}/4242/projects")
+    assert f"Projects of {idp.username}" in page.html, page.html
+    assert app.counters()["handoff"] == 3
+    assert idp.token_requests("refresh_token") == 1
 
 
 def auth0_config(auth0) -> dict:

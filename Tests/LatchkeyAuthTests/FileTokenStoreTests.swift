@@ -329,6 +329,27 @@ import Glibc
         #expect(await server.changes(among: ["podio"]).isEmpty)
     }
 
+    @Test func cookiesShareTheIdentitysFileWhichGoesWhenBothAreGone() async throws {
+        let store = try store(key: try testStoreKey())
+        try await store.saveCookies(["app.example\tFALSE\t/\tFALSE\t0\tsession\tlk-cookie-secret"], identity: "podio")
+        #expect(try entries() == [".lock", "podio.json"])
+        #expect(try mode(file) == 0o600)
+        #expect(!String(decoding: try bytes(file), as: UTF8.self).contains("lk-cookie-secret"))  // sealed with the token
+        try await store.save(token, identity: "podio")
+        try await store.save(nil, identity: "podio")
+        #expect(try entries() == [".lock", "podio.json"])
+        try await store.saveCookies([], identity: "podio")
+        #expect(try entries() == [".lock"])
+    }
+
+    @Test func anotherProcessChangingOnlyTheCookiesIsNoTokenChange() async throws {
+        let server = try store(identities: ["podio"])
+        let other = try store()
+        try await server.save(token, identity: "podio")
+        try await other.saveCookies(["app.example\tFALSE\t/\tFALSE\t0\tsession\tabc"], identity: "podio")
+        #expect(await server.changes(among: ["podio"]).isEmpty)
+    }
+
     @Test func aFileSealedWithAnotherKeyIsReportedOnce() async throws {
         let server = try store(key: try testStoreKey(1), identities: ["podio"])
         try await store(key: try testStoreKey(2)).save(token, identity: "podio")

@@ -66,6 +66,8 @@ actor RecordingStore: TokenStore {
         return nil
     }
     func isLoggedOut(identity: String) -> Bool { false }
+    func loadCookies(identity: String) -> [String] { [] }
+    func saveCookies(_ cookies: [String], identity: String) {}
 }
 
 @Suite struct IdentityTests {

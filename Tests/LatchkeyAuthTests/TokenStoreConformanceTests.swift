@@ -140,6 +140,58 @@ import Testing
             #expect(tokens.map(\.accessToken).contains(loaded.accessToken))
         }
     }
+
+    static let cookies = ["#HttpOnly_app.example\tFALSE\t/\tFALSE\t0\tsession\tabc", "app.example\tFALSE\t/x\tTRUE\t1900000000\tpref\t1"]
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func cookiesAndTheTokenAreKeptSideBySide(_ kind: StoreUnderTest) async throws {
+        try await with(kind) { store in
+            #expect(try await store.loadCookies(identity: "basecamp").isEmpty)
+            try await store.save(Self.token, identity: "basecamp")
+            try await store.saveCookies(Self.cookies, identity: "basecamp")
+            #expect(try await store.loadCookies(identity: "basecamp") == Self.cookies)
+            expectSame(try await store.load(identity: "basecamp"), Self.token)
+            #expect(try await store.loadCookies(identity: "other").isEmpty)
+
+            // A new token keeps the cookies; a removed token (a refused refresh) too.
+            try await store.save(Self.token("at-2"), identity: "basecamp")
+            #expect(try await store.loadCookies(identity: "basecamp") == Self.cookies)
+            try await store.save(nil, identity: "basecamp")
+            #expect(try await store.loadCookies(identity: "basecamp") == Self.cookies)
+            #expect(try await store.load(identity: "basecamp") == nil)
+        }
+    }
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func aLogoutTakesTheCookiesAndASavedJarDoesNotEndIt(_ kind: StoreUnderTest) async throws {
+        try await with(kind) { store in
+            try await store.save(Self.token, identity: "basecamp")
+            try await store.saveCookies(Self.cookies, identity: "basecamp")
+            _ = try await store.logOut(identity: "basecamp")
+            #expect(try await store.loadCookies(identity: "basecamp").isEmpty)
+            // A jar saved after the logout (a response still on its way) is not kept, and
+            // the identity stays logged out.
+            try await store.saveCookies(Self.cookies, identity: "basecamp")
+            #expect(try await store.loadCookies(identity: "basecamp").isEmpty)
+            #expect(try await store.isLoggedOut(identity: "basecamp"))
+            #expect(try await store.load(identity: "basecamp") == nil)
+            // After a login the jar is kept again.
+            try await store.save(Self.token("at-2"), identity: "basecamp")
+            try await store.saveCookies(Self.cookies, identity: "basecamp")
+            #expect(try await store.loadCookies(identity: "basecamp") == Self.cookies)
+        }
+    }
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func anEmptyJarClearsTheCookiesAndKeepsTheToken(_ kind: StoreUnderTest) async throws {
+        try await with(kind) { store in
+            try await store.save(Self.token, identity: "basecamp")
+            try await store.saveCookies(Self.cookies, identity: "basecamp")
+            try await store.saveCookies([], identity: "basecamp")
+            #expect(try await store.loadCookies(identity: "basecamp").isEmpty)
+            expectSame(try await store.load(identity: "basecamp"), Self.token)
+        }
+    }
 }
 
 /// Equal but for the last bits of the times, which a store may keep as Unix seconds.

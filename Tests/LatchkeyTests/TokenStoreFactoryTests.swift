@@ -32,6 +32,18 @@ struct TokenStoreFactoryTests {
         #expect(!FileManager.default.fileExists(atPath: storeDirectory))
     }
 
+    @Test func aStaticIdentityWhoseCookiesTheProxyKeepsHasAStore() throws {
+        defer { try? FileManager.default.removeItem(at: state) }
+        let config = try ConfigTestSupport.load("""
+            identities:
+              bc: { grant: static, token: { value: t } }
+            routes:
+              - { name: web, upstream: https://app.example.com, jar: proxy, inject: [{ header: Authorization, identity: bc }] }
+            """)
+        #expect(config.identitiesKeepingCookies == ["bc"])
+        #expect(try makeTokenStore(config: config, environment: environment) is FileTokenStore)
+    }
+
     @Test func staticTokensAloneNeedNoStore() throws {
         defer { try? FileManager.default.removeItem(at: state) }
         let config = try config(identity: "{ grant: static, token: { value: t } }")

@@ -17,7 +17,7 @@ public func makeTokenStore(
     environment: [String: String] = ProcessInfo.processInfo.environment,
     logger: Logger = Logger(label: "latchkey.store")
 ) throws(TokenStoreError) -> any TokenStore {
-    let kept = config.identities.filter(\.keepsTokens).map(\.name)
+    let kept = config.identities.filter { $0.keepsTokens || config.identitiesKeepingCookies.contains($0.name) }.map(\.name)
     guard config.store.kind == .file, !kept.isEmpty else { return MemoryTokenStore() }
     let directory = try config.store.resolvedDirectory(environment: environment)
     let key = try StoreKey.configured(keyFile: config.store.keyFile, environment: environment)
@@ -42,6 +42,15 @@ public func openRouteIdentityFile(
     let directory = try config.store.resolvedDirectory(environment: environment)
     if !creating, FileSignature(path: directory) == nil { return nil }
     return try RouteIdentityFile(directory: directory)
+}
+
+extension Config {
+    /// The identities whose cookies the proxy keeps (`jar: proxy` on a route injecting
+    /// them, the selectable ones included): their jars go to the token store too, beside
+    /// any token.
+    public var identitiesKeepingCookies: Set<String> {
+        Set(routes.filter { $0.cookieJar == .proxy }.flatMap(\.allowedIdentities))
+    }
 }
 
 extension IdentityConfig {

@@ -167,6 +167,13 @@ extension ConfigValidator {
             raw.selectableIdentities, injected: identityInjection?.name,
             wroteIdentity: raw.inject?.decoded.contains { $0.element.identity != nil } ?? false,
             identities: identities, at: path / "selectable_identities")
+        let handoff = validateHandoff(raw.handoff, upstream: upstream, injects: !injections.isEmpty || raw.inject?.items.isEmpty == false,
+                                      at: path / "handoff")
+        let cookieJar = validateCookieJar(raw.jar, identity: identityInjection?.name, at: path / "jar")
+        if cookieJar == .proxy, handoff?.beforeFirstPage == true {
+            diagnostics.error(path / "handoff" / "before_first_page", "a browser's first page with jar: proxy",
+                              expected: "no before_first_page: the proxy's jar is filled on the first 401 of any client")
+        }
 
         var secretQueryParameters: [String] = []
         for (paramIndex, param) in raw.secretQueryParams?.decoded ?? [] {
@@ -183,7 +190,7 @@ extension ConfigValidator {
             prefixReplacement: replacement, injections: injections,
             passClientAuthorization: raw.passClientAuthorization ?? false, preserveHost: raw.preserveHost ?? false,
             via: raw.via, cookies: cookies, secretQueryParameters: secretQueryParameters, renewal: renewal,
-            selectableIdentities: selectable
+            selectableIdentities: selectable, handoff: handoff, cookieJar: cookieJar
         )
     }
 

@@ -24,7 +24,7 @@ extension ConfigValidator {
 
     /// A path taken against the config file's directory. `~` is not a shell's: refused
     /// rather than taken as a directory named "~".
-    private mutating func storePath(_ raw: String?, at path: ConfigPath, expected: String) -> String? {
+    mutating func storePath(_ raw: String?, at path: ConfigPath, expected: String) -> String? {
         guard let raw else { return nil }
         guard !raw.isEmpty, !raw.utf8.contains(0) else {
             diagnostics.error(path, raw.isEmpty ? "empty path" : "NUL in the path", expected: expected)

@@ -27,6 +27,10 @@ final class Route: Sendable {
     /// The identities whose tokens the route may inject; nil when it injects none.
     let identities: RouteIdentities?
     let renewal: RenewalPolicy
+    let handoff: HandoffConfig?
+    /// `jar: proxy`: the identity's jar goes with every request, and the upstream's cookies
+    /// stay with the proxy.
+    let keepsCookies: Bool
 
     /// nil when the upstream URL cannot be taken apart (validation has ruled that out).
     init?(_ config: RouteConfig, index: Int, listenerIndex: [String: Int], identities: [String: Identity]) {
@@ -52,6 +56,8 @@ final class Route: Sendable {
         options = config.upstream.options
         self.identities = RouteIdentities(config, identities: identities)
         renewal = config.renewal
+        handoff = config.handoff
+        keepsCookies = config.cookieJar == .proxy
     }
 
     var injectsCredentials: Bool { !injections.isEmpty }

@@ -29,6 +29,10 @@ struct RouteTable: Sendable {
         })
     }
 
+    func route(named name: String) -> Route? {
+        routes.first { $0.name == name }
+    }
+
     /// `host` is the request's Host without port, lower-cased.
     func match(listener: Int, path: Substring, host: Substring?) -> Route? {
         routes.first { route in

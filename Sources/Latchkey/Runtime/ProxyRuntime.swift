@@ -28,7 +28,10 @@ public final class ProxyRuntime: Sendable {
                 metrics: PrometheusMetricsFactory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())) throws {
         self.config = config
         self.logger = logger
-        identities = try IdentityRegistry(config: config, credentials: credentials, store: tokenStore,
+        // One HTTP client for the control plane: token requests and handoff calls.
+        let hasHandoffs = config.routes.contains { $0.handoff != nil }
+        let client = IdentityRegistry.needsHTTPClient(config) || hasHandoffs ? try AuthHTTPClient() : nil
+        identities = try IdentityRegistry(config: config, credentials: credentials, store: tokenStore, client: client,
                                           logger: Logger(label: "latchkey.auth"), metrics: metrics)
         var sockets: [ListeningSocket] = []
         for (index, listener) in config.listeners.enumerated() {
@@ -41,7 +44,14 @@ public final class ProxyRuntime: Sendable {
         self.sockets = sockets
         listeners = sockets.map(\.info)
 
-        let policies = zip(config.listeners, sockets).map { ListenerPolicy(config: $0, bound: $1.info.boundAddress) }
+        var policies: [ListenerPolicy] = []
+        for (listener, socket) in zip(config.listeners, sockets) {
+            do {
+                policies.append(try ListenerPolicy(config: listener, bound: socket.info.boundAddress))
+            } catch {
+                throw RuntimeError("listener \(listener.name): \(error.detail)")
+            }
+        }
         let routes = RouteTable(config: config, identities: identities.identities)
         // Before any request: the first one already gets the identity `latchkey use` chose.
         let follower = routeIdentities.map { RouteIdentityFollower(file: $0, routes: routes.selectable, logger: logger) }
@@ -52,10 +62,13 @@ public final class ProxyRuntime: Sendable {
             credentials: credentials,
             identities: identities.identities,
             accessLog: AccessLog(sink: sink, enabled: config.logging.accessLog,
-                                 secretQueryParameters: routes.allSecretQueryParameters),
+                                 // Requests that match no route include login links.
+                                 secretQueryParameters: routes.allSecretQueryParameters.union([SessionGate.tokenParameter])),
             metrics: ProxyMetrics(config: config, factory: metrics),
             metricsEndpoint: MetricsEndpoint(registry: metrics.registry),
             identitiesEndpoint: IdentitiesEndpoint(config: config, identities: identities.identities, selectable: routes.selectable),
+            handoffCaller: hasHandoffs ? client.map(HandoffCaller.init(client:)) : nil,
+            handoffMarks: HandoffMarks(signer: try MessageSigner.ephemeral()),
             logger: logger
         )
         let settings = ConnectionSettings(config.limits, loops: config.server.resolvedLoops)

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import LatchkeyUpstream
 import Synchronization
 
 /// An access token as a request uses it: the value and the generation, to report a
@@ -22,6 +23,9 @@ public final class Identity: Sendable {
     public typealias Waiter = @Sendable (Result<IssuedToken, IdentityUnavailable>) -> Void
 
     public let name: String
+    /// The upstream's cookies that the proxy keeps for this identity (`jar: proxy`), shared
+    /// by every client and kept in the store beside the token; nil for identities without.
+    public let cookieJar: CookieJar?
     private let source: any TokenSource
     private let store: any TokenStore
     private let events: any AuthEventSink
@@ -37,17 +41,23 @@ public final class Identity: Sendable {
         var waiters: [Waiter] = []
         var timer: Task<Void, Never>?
         var timerDeadline: Date?
+        /// A save of the jar is under way; `cookiesDirty`: the jar changed again since it
+        /// began, so another save follows.
+        var savingCookies = false
+        var cookiesDirty = false
     }
 
     /// `waitsForStart`: requests wait until `start` has restored the stored token (a
     /// server accepts requests before the store is read).
     public init(
         name: String, source: any TokenSource, store: any TokenStore, events: any AuthEventSink,
-        initialToken: TokenSet? = nil, waitsForStart: Bool = false, timing: TokenTiming = .init(), backoff: Backoff = .init(),
+        initialToken: TokenSet? = nil, waitsForStart: Bool = false, cookieJar: CookieJar? = nil,
+        timing: TokenTiming = .init(), backoff: Backoff = .init(),
         clock: @escaping @Sendable () -> Date = { Date() },
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
         self.name = name
+        self.cookieJar = cookieJar
         self.source = source
         self.store = store
         self.events = events
@@ -64,10 +74,12 @@ public final class Identity: Sendable {
     /// Whether a token an upstream refused is worth replacing (and the request replaying).
     public var renewable: Bool { source.renewable }
 
-    /// The token to attach now, or nil when a request must `demand` one.
+    /// The token to attach now, or nil when a request must `demand` one (also while `start`
+    /// restores what the store keeps: the stored token, or the cookie jar that must go with
+    /// the first request).
     public func current() -> IssuedToken? {
         let now = clock()
-        return state.withLock { $0.lifecycle.usable(now: now) }.map { IssuedToken(accessToken: $0.token.accessToken, generation: $0.generation) }
+        return state.withLock { $0.restoring ? nil : $0.lifecycle.usable(now: now) }.map { IssuedToken(accessToken: $0.token.accessToken, generation: $0.generation) }
     }
 
     /// Calls `waiter` with a token as soon as there is one, starting the token request if
@@ -86,8 +98,9 @@ public final class Identity: Sendable {
     /// Why requests get `login_required` after `latchkey logout`.
     static let loggedOutReason = "logged out with `latchkey logout`"
 
-    /// Loads the stored token, if any, answers the requests that waited for it, then
-    /// acquires one at once when `eagerly`. An identity a person logged out stays out.
+    /// Loads the stored token and cookie jar, if any, answers the requests that waited for
+    /// them, then acquires a token at once when `eagerly`. An identity a person logged out
+    /// stays out.
     public func start(eagerly: Bool) async {
         do {
             if let stored = try await store.load(identity: name) {
@@ -97,6 +110,13 @@ public final class Identity: Sendable {
             }
         } catch {
             events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot load the stored token: \(error)"))
+        }
+        if let cookieJar {
+            do {
+                cookieJar.restore(try await store.loadCookies(identity: name))
+            } catch {
+                events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot load the stored cookies: \(error)"))
+            }
         }
         await checkRestoredToken()
         state.withLock { $0.restoring = false }
@@ -147,6 +167,8 @@ public final class Identity: Sendable {
             guard taken else { return }
             event = AuthEvent(identity: name, kind: .acquired, detail: "taken from the token store")
         case .removed:
+            // A logout elsewhere ends the web session too.
+            cookieJar?.clear()
             let dropped = state.withLock { state -> Bool in
                 guard state.lifecycle.token != nil else { return false }
                 state.lifecycle.logOut(reason: "logged out")
@@ -164,6 +186,40 @@ public final class Identity: Sendable {
         flushWaiters()
         reschedule()
         events.record(event)
+    }
+
+    /// The jar changed (an upstream or a handoff endpoint set a cookie): keep it in the
+    /// store. One save at a time; changes made during a save are saved after it.
+    public func cookiesChanged() {
+        guard cookieJar != nil else { return }
+        let first = state.withLock { state -> Bool in
+            guard !state.savingCookies else {
+                state.cookiesDirty = true
+                return false
+            }
+            state.savingCookies = true
+            return true
+        }
+        guard first else { return }
+        Task { await saveCookies() }
+    }
+
+    private func saveCookies() async {
+        guard let cookieJar else { return }
+        repeat {
+            do {
+                try await store.saveCookies(cookieJar.lines(), identity: name)
+            } catch {
+                events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot keep the cookie jar in the token store: \(error)"))
+            }
+        } while state.withLock { state -> Bool in
+            guard state.cookiesDirty else {
+                state.savingCookies = false
+                return false
+            }
+            state.cookiesDirty = false
+            return true
+        }
     }
 
     /// The lifecycle as it is now, for status reports.
@@ -279,11 +335,14 @@ public final class Identity: Sendable {
         return .newer(stored)
     }
 
-    /// Puts the identity in the state `latchkey logout` leaves it in: no token, and
-    /// requests answered `login_required` until a login. False when it was there already.
+    /// Puts the identity in the state `latchkey logout` leaves it in: no token, an empty
+    /// cookie jar (the store's mark keeps none), and requests answered `login_required`
+    /// until a login. False when it was there already.
     @discardableResult
     private func holdLoggedOut() -> Bool {
-        state.withLock { state in
+        // A logout ends the web session too, whatever the token's state was.
+        cookieJar?.clear()
+        return state.withLock { state in
             guard state.lifecycle.phase != .loginRequired(reason: Self.loggedOutReason) else { return false }
             state.lifecycle.logOut(reason: Self.loggedOutReason, untilLogin: true)
             return true

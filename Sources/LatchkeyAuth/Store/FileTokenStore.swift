@@ -81,8 +81,8 @@ public final class FileTokenStore: WatchableTokenStore {
     }
 
     /// The file keeps only the mark: the token goes, and with it whatever else the record
-    /// held for the identity. Read and replaced under one exclusive lock, so the token
-    /// returned is the last one any process stored.
+    /// held for the identity (its cookie jar). Read and replaced under one exclusive lock,
+    /// so the token returned is the last one any process stored.
     public func logOut(identity: String) async throws(TokenStoreError) -> TokenSet? {
         try await onQueue { () throws(TokenStoreError) in
             var removed: TokenSet?
@@ -96,6 +96,21 @@ public final class FileTokenStore: WatchableTokenStore {
 
     public func isLoggedOut(identity: String) async throws(TokenStoreError) -> Bool {
         try await onQueue { () throws(TokenStoreError) in try self.current(identity).record.loggedOut }
+    }
+
+    public func loadCookies(identity: String) async throws(TokenStoreError) -> [String] {
+        try await onQueue { () throws(TokenStoreError) in try self.current(identity).record.cookies ?? [] }
+    }
+
+    /// Like `save`: the rest of the record is kept, and an unreadable file never overwritten.
+    /// A logged-out identity keeps no cookies: a jar saved after the logout (a response
+    /// that was still on its way) must not bring the web session back.
+    public func saveCookies(_ cookies: [String], identity: String) async throws(TokenStoreError) {
+        try await onQueue { () throws(TokenStoreError) in
+            try self.write(identity) { record in
+                record.cookies = cookies.isEmpty || record.loggedOut ? nil : cookies
+            }
+        }
     }
 
     public func changes(among identities: [String]) async -> [String: StoreChange] {
