@@ -19,6 +19,20 @@ Scenarios
   stream  one 1 GiB response (curl -o /dev/null), VmRSS sampled every 100 ms: growth.
           Once at full speed and once with the client limited to 200 MB/s, so that the
           proxy must hold back a faster upstream.
+  auth    Latchkey only: the small GET through a route injecting a static credential
+          (`/static`) and through one injecting an OAuth identity's valid, long-lived token
+          (`/oauth`), in each round as 5 pairs of short runs (--duration split among them,
+          the routes alternating): requests/s, latency, CPU per request, and the median
+          of the pairs' ratios oauth/static (the target: within 5%). With --callgrind,
+          also both routes' instructions per request under valgrind's callgrind, the
+          figure that holds on a shared machine where CPU time and requests/s do not.
+  storm   Latchkey only: bursts of 1,000 requests (--storm-requests), each on its own
+          connection opened beforehand, sent at once to an identity route whose token is
+          valid (the baseline), has just expired, or does not exist yet (the identity's
+          first use). Counts the token endpoint's requests per burst (single-flight: exactly
+          1) and reports p50/p99 latency and what the token request adds to it.
+          Both OAuth scenarios get their tokens from Benchmarks/token_endpoint.py (client
+          credentials, on core 1); bench_oauth.py says how the identities are set up.
 """
 import argparse
 import asyncio
@@ -29,7 +43,6 @@ import resource
 import secrets
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,11 +50,14 @@ import tempfile
 import threading
 import time
 
+from bench_oauth import OAuthScenarios
+from bench_support import (LOAD_CORE, MIB, PROXY_CORE, cpu_seconds, free_port, http_get, log, read_response,
+                           rss_kib, wait_port)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-PROXY_CORE = "0"
-LOAD_CORE = "1"
-MIB = 1 << 20
+
+SCENARIOS = ("small", "large", "idle", "stream", "auth", "storm")
 
 WRK_REPORT = r"""
 done = function(summary, latency, requests)
@@ -56,81 +72,13 @@ end
 """
 
 
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port, proc, timeout=15.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return False
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return True
-        except OSError:
-            time.sleep(0.05)
-    return False
-
-
-CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid):
-    """utime + stime of the whole process (all threads, live and exited)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
-
-
-def rss_kib(pid, field="VmRSS"):
-    """VmRSS (all resident pages, shared-library code included) or RssAnon (heap, stacks)."""
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
-
-
-def http_get(port, path, headers=None, timeout=5.0):
-    """A minimal HTTP/1.1 GET returning (status, body)."""
-    req = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n"
-    for k, v in (headers or {}).items():
-        req += f"{k}: {v}\r\n"
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-        s.sendall((req + "\r\n").encode())
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    status = int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/") else 0
-    if b"transfer-encoding: chunked" in head.lower():
-        out, rest = b"", body
-        while rest:
-            size_line, _, rest = rest.partition(b"\r\n")
-            size = int(size_line.split(b";")[0], 16)
-            if size == 0:
-                break
-            out, rest = out + rest[:size], rest[size + 2:]
-        body = out
-    return status, body
-
-
-class Bench:
+class Bench(OAuthScenarios):
     def __init__(self, args):
         self.args = args
         self.work = tempfile.mkdtemp(prefix="latchkey-bench.")
         os.chmod(self.work, 0o755)  # nginx workers read the files
         self.token = "bench-token-" + secrets.token_hex(12)
+        self.token_file = self.secret_file("token", self.token)
         self.procs = []
         self.targets = {}  # name -> {"port", "pid"}
         self.upstream_pid = None
@@ -168,6 +116,16 @@ class Bench:
             log(f"work directory kept: {self.work}")
         else:
             shutil.rmtree(self.work, ignore_errors=True)
+
+    def secret_file(self, name, value):
+        """A file holding a secret: 0600 in the 0700 directory `secrets` of the work dir."""
+        d = os.path.join(self.work, "secrets")
+        os.makedirs(d, mode=0o700, exist_ok=True)
+        path = os.path.join(d, name)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.write(fd, value.encode())
+        os.close(fd)
+        return path
 
     # ---- files the upstream serves -------------------------------------------------------
     def make_files(self):
@@ -296,24 +254,20 @@ backend be
             return
         self.targets["haproxy"] = {"port": port, "pid": p.pid}
 
-    def start_latchkey(self):
-        port = free_port()
-        token_file = os.path.join(self.work, "token")
-        fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.write(fd, self.token.encode())
-        os.close(fd)
-        # The quick-start flags' setup (one route, bearer token from a file) as a config
-        # file, which can also turn the access log off like nginx's and haproxy's, and lift
-        # the per-loop connection cap (10,000 by default) above the idle scenario's count.
-        self.latchkey_config = f"""server:
+    def latchkey_yaml(self, port, identities="", oauth_routes=""):
+        """The quick-start flags' setup (one route, bearer token from a file) as a config
+        file, which can also turn the access log off like nginx's and haproxy's, and lift
+        the per-loop connection cap (10,000 by default) above the idle scenario's count;
+        with the identities and routes of the auth and storm scenarios when given."""
+        return f"""server:
   loops: 1
 listeners:
   - name: main
     listen: 127.0.0.1:{port}
 credentials:
   bench:
-    file: {token_file}
-routes:
+    file: {self.token_file}
+{identities}routes:
   - name: bench
     path: /
     upstream: http://127.0.0.1:{self.upstream_port}
@@ -321,11 +275,16 @@ routes:
       - header: Authorization
         value: "Bearer {{token}}"
         credential: bench
-limits:
+{oauth_routes}limits:
   max_connections: {max(10000, self.args.idle_connections) + 1000}
 logging:
   access_log: {"true" if self.args.access_log else "false"}
 """
+
+    def start_latchkey(self):
+        port = free_port()
+        # The auth and storm scenarios add their identities and routes (bench_oauth.py).
+        self.latchkey_config = self.latchkey_yaml(port, *(self.oauth_config() if self.oauth_wanted() else ()))
         conf = os.path.join(self.work, "latchkey.yaml")
         with open(conf, "w") as f:
             f.write(self.latchkey_config)
@@ -358,6 +317,8 @@ logging:
                 sys.exit(f"bench: {name}: /auth answered {status}, expected {want} "
                          "(is the credential injected?)")
         log("bench: every target serves the files; every proxy injects the credential")
+        if self.oauth_wanted():
+            self.verify_oauth()
 
     # ---- wrk scenarios --------------------------------------------------------------------
     def wrk(self, name, path, connections, duration):
@@ -395,23 +356,29 @@ logging:
         return res
 
     def run_rounds(self):
-        names = list(self.targets)
         a = self.args
-        scenarios = [s for s in (("small", "/small.json", 64), ("large", "/1m.bin", 16))
-                     if s[0] in a.scenarios]
-        if not scenarios:
+        names = list(self.targets)
+        # Each group lists the wrk runs compared with one another, in its order for a round;
+        # a run is (scenario, label in the results, target, path, connections, seconds).
+        groups = [lambda rnd, runs=[(scen, name, name, path, conns, a.duration) for name in names]:
+                  runs[rnd % len(runs):] + runs[:rnd % len(runs)]  # the order rotates every round
+                  for scen, path, conns in (("small", "/small.json", 64), ("large", "/1m.bin", 16))
+                  if scen in a.scenarios]
+        if "auth" in a.scenarios and "latchkey" in self.targets:
+            groups.append(self.auth_round)
+        if not groups:
             return
-        log(f"bench: warm-up ({a.warmup}s per target)")
-        for name in names:
-            self.wrk(name, "/small.json", 64, a.warmup)
+        log(f"bench: warm-up ({a.warmup}s per target and route)")
+        for target, path in dict.fromkeys((target, path if scen == "auth" else "/small.json")
+                                          for group in groups for scen, _, target, path, _, _ in group(0)):
+            self.wrk(target, path, 64, a.warmup)
         for rnd in range(a.rounds):
-            order = names[rnd % len(names):] + names[:rnd % len(names)]
-            for scen, path, conns in scenarios:
-                for name in order:
-                    r = self.wrk(name, path, conns, a.duration)
-                    self.results.setdefault((scen, name), []).append(r)
+            for group in groups:
+                for scen, label, target, path, conns, seconds in group(rnd):
+                    r = self.wrk(target, path, conns, seconds)
+                    self.results.setdefault((scen, label), []).append(r)
                     cpu = f"{r['proxy_cpu_us']:.1f} µs/req" if r["proxy_cpu_us"] is not None else "-"
-                    log(f"bench: round {rnd + 1}/{a.rounds} {scen:5} {name:8} "
+                    log(f"bench: round {rnd + 1}/{a.rounds} {scen:5} {label:8} "
                         f"{r['rps']:9.0f} req/s {r['mbps']:8.1f} MB/s p99 {r['p99_ms']:7.2f} ms "
                         f"cpu {cpu} errors {r['errors']}")
 
@@ -431,13 +398,7 @@ logging:
                     asyncio.open_connection("127.0.0.1", port), 10)
                 conns.append(writer)
                 writer.write(request)
-                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
-                length = 0
-                for line in head.split(b"\r\n"):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":")[1])
-                await asyncio.wait_for(reader.readexactly(length), 10)
-                return head.startswith(b"HTTP/1.1 200")
+                return await read_response(reader, 10) == 200
 
         async def main():
             conns = []
@@ -583,6 +544,7 @@ logging:
                 out.append(f"| {n} | {'yes' if r['complete'] else 'NO'} | {r['mbps']:,.0f} | {r['before_kib'] / 1024:.1f} | "
                            f"{r['peak_kib'] / 1024:.1f} | {r['growth_kib'] / 1024:.1f} |")
             out.append("")
+        out += self.oauth_tables()
         return "\n".join(out)
 
     def targets_table(self):
@@ -622,7 +584,9 @@ logging:
                 met = r["growth_kib"] < 16 * 1024 and r["complete"]
                 rows.append(f"| {label} | {r['growth_kib'] / 1024:.1f} MiB"
                             f"{'' if r['complete'] else ', transfer incomplete'} | {'met' if met else '**not met**'} |")
-        return "| target | Latchkey (median) vs nginx | |\n| --- | --- | --- |\n" + "\n".join(rows) + "\n"
+        table = ("| target (issue 2) | Latchkey (median) vs nginx | |\n| --- | --- | --- |\n" + "\n".join(rows) + "\n"
+                 if rows else "")
+        return "\n".join(t for t in (table, self.oauth_targets_table()) if t)
 
     def machine(self):
         cpu = "unknown"
@@ -662,9 +626,11 @@ logging:
             shown = ["latchkey"] + self.latchkey_argv[1:]
             shown[shown.index("--config") + 1] = "latchkey.yaml"
             cfg = self.latchkey_config.replace(self.work + "/", "")
+            added = (", and the identities and routes of the auth and storm scenarios, whose token endpoint "
+                     "is `Benchmarks/token_endpoint.py` on core 1" if self.oauth_wanted() else "")
             lk = (f"- Latchkey: commit {self.git_rev()}, release build, started as "
                   f"`taskset -c 0 {' '.join(shown)}` with this `latchkey.yaml` (the quick-start "
-                  "setup, plus the access log setting and a connection cap above the idle count):\n\n"
+                  f"setup, plus the access log setting and a connection cap above the idle count{added}):\n\n"
                   + "".join("      " + l + "\n" for l in cfg.splitlines()) + "\n")
         text = f"""# Benchmark results
 
@@ -685,7 +651,7 @@ scenario does). Re-run it to replace this file.
   this shared, noisy machine. "proxy core busy" is that CPU time over the run's wall time.
 - load average before / after: {load_before} / {load_after}
 {''.join('- ' + n + chr(10) for n in self.notes)}
-## Targets (issue 2)
+## Targets
 
 {self.targets_table()}
 ## Measurements
@@ -718,26 +684,40 @@ def main():
     ap.add_argument("--latchkey", help="path of the latchkey binary (omit to leave Latchkey out)")
     ap.add_argument("--latchkey-arg", action="append", default=[], help="extra argument for latchkey serve")
     ap.add_argument("--targets", default="direct,latchkey,nginx,haproxy")
-    ap.add_argument("--scenarios", default="small,large,idle,stream")
+    ap.add_argument("--scenarios", default="small,large,idle,stream",
+                    help=f"comma-separated, of {','.join(SCENARIOS)}")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--duration", type=int, default=10, help="seconds per wrk run")
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--idle-connections", type=int, default=10000)
     ap.add_argument("--idle-hold", type=float, default=3.0, help="seconds to hold the idle connections")
     ap.add_argument("--limit-rate", default="200M", help="curl --limit-rate for the slow-client stream")
+    ap.add_argument("--storm-requests", type=int, default=1000,
+                    help="concurrent requests (one connection each) per burst of the storm scenario")
+    ap.add_argument("--storm-rounds", type=int, default=11,
+                    help="rounds of the storm scenario's three bursts (a burst takes about a second)")
     ap.add_argument("--access-log", action="store_true",
                     help="Latchkey and nginx write access logs (to files); haproxy logs nothing either way")
     ap.add_argument("--profile", action="store_true", help="perf-record Latchkey under small GETs")
+    ap.add_argument("--callgrind", action="store_true",
+                    help="with auth: count Latchkey's instructions per request on both routes under callgrind")
     ap.add_argument("--results", help="where to write the Markdown (default Benchmarks/RESULTS.md)")
     ap.add_argument("--no-write", action="store_true", help="print the tables only")
     ap.add_argument("--keep-work", action="store_true")
     a = ap.parse_args()
     a.targets = [t for t in a.targets.split(",") if t]
     a.scenarios = [s for s in a.scenarios.split(",") if s]
-    if a.rounds < 1 or a.duration < 1:
-        ap.error("--rounds and --duration must be positive")
+    if min(a.rounds, a.duration, a.storm_requests, a.storm_rounds) < 1:
+        ap.error("--rounds, --duration, --storm-requests and --storm-rounds must be positive")
+    unknown = [s for s in a.scenarios if s not in SCENARIOS]
+    if unknown:
+        ap.error(f"unknown scenario {', '.join(unknown)}: choose from {', '.join(SCENARIOS)}")
     if "latchkey" in a.targets and not a.latchkey:
         a.targets.remove("latchkey")
+    if {"auth", "storm"} & set(a.scenarios) and "latchkey" not in a.targets:
+        ap.error("the auth and storm scenarios measure Latchkey: give --latchkey and keep latchkey in --targets")
+    if a.callgrind and "auth" not in a.scenarios:
+        ap.error("--callgrind counts the auth scenario's instructions: add auth to --scenarios")
 
     if os.cpu_count() < 2:
         sys.exit("bench: needs at least 2 cores (proxy on core 0, load and upstream on core 1)")
@@ -747,11 +727,17 @@ def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, want), hard))
     if want < a.idle_connections + 1000 and "idle" in a.scenarios:
         sys.exit(f"bench: the open-file limit ({hard}) is too low for {a.idle_connections} connections")
+    # A burst holds its client connections here and twice as many in Latchkey (client and
+    # upstream side), which inherits this limit.
+    if want < 2 * a.storm_requests + 1000 and "storm" in a.scenarios:
+        sys.exit(f"bench: the open-file limit ({hard}) is too low for bursts of {a.storm_requests} requests")
 
     b = Bench(a)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     try:
         b.start_upstream(b.make_files())
+        if b.oauth_wanted():
+            b.start_token_endpoint()
         # Dict order is the table order: direct first, then latchkey, nginx, haproxy.
         if "latchkey" in a.targets:
             b.start_latchkey()
@@ -766,6 +752,8 @@ def main():
         b.verify()
         load_before = open("/proc/loadavg").read().split()[:3]
         b.run_rounds()
+        if a.callgrind:
+            b.callgrind_auth()
         for name in list(b.targets):
             if "stream" in a.scenarios:
                 b.single[("stream", name)] = b.stream(name)
@@ -773,6 +761,10 @@ def main():
             if "idle" in a.scenarios:
                 b.single[("idle", name)] = b.idle(name, a.idle_connections, a.idle_hold)
         profile = b.profile() if a.profile else None
+        # Last: a burst grows Latchkey's heap, which the allocator keeps, and that shows in
+        # the RSS scenarios and in malloc's share of the profile.
+        if "storm" in a.scenarios:
+            b.run_storms()
         load_after = open("/proc/loadavg").read().split()[:3]
         for name in ("latchkey", "nginx", "haproxy"):
             if name in b.targets:

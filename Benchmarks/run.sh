@@ -6,8 +6,18 @@
 #
 # Usage: bash Benchmarks/run.sh [bench.py options]
 #   --rounds N (3)  --duration S (10)  --targets direct,latchkey,nginx,haproxy
-#   --scenarios small,large,idle,stream  --idle-connections N (10000)  --profile
-#   --no-write (print only)  --results FILE
+#   --scenarios small,large,idle,stream (the default; any of these and auth, storm)
+#   --idle-connections N (10000)  --profile  --no-write (print only)  --results FILE
+# The OAuth engine's scenarios (Latchkey only, tokens from Benchmarks/token_endpoint.py):
+#   auth   static-credential route vs OAuth identity route with a valid token, under wrk
+#          in pairs of short runs (--rounds, --duration): requests/s within 5%?
+#   storm  bursts of --storm-requests N (1000) concurrent requests to an identity route
+#          whose token is valid, just expired, or not there yet, --storm-rounds N (11)
+#          times each (about a minute): one token request per burst? added p50/p99?
+#   --callgrind (with auth; installs valgrind): both auth routes' instructions per
+#          request under callgrind, the figure that holds on a shared, noisy machine
+#   All of it, as RESULTS.md has it (about 10 minutes):
+#     bash Benchmarks/run.sh --profile --scenarios small,large,idle,stream,auth,storm --callgrind
 # Environment: LATCHKEY_BIN=PATH uses that binary (no build; LATCHKEY_REV=TEXT then says
 # which sources it was built from); LATCHKEY_BIN=none leaves Latchkey out (for trying the
 # harness on the peers alone).
@@ -25,6 +35,7 @@ have nginx-light || have nginx || have nginx-core || missing+=(nginx-light)
 have haproxy || missing+=(haproxy)
 have curl || missing+=(curl)
 have util-linux || missing+=(util-linux)   # taskset
+case " $* " in *" --callgrind "*) have valgrind || missing+=(valgrind); have binutils || missing+=(binutils) ;; esac
 if [ "${LATCHKEY_BIN:-}" != none ]; then
     for pkg in libcurl4-openssl-dev libssl-dev pkg-config; do have "$pkg" || missing+=("$pkg"); done
 fi

@@ -15,6 +15,10 @@ final class CurlEasy {
     private(set) var idleTimer: LoopTimer!
     /// The options the handle is configured with; nil before the first request.
     private var configuredOptions: UpstreamOptions?
+    /// The jar the handle's cookie engine was turned on for. Such a handle is never reused:
+    /// curl cannot turn the engine off again, and cookies must not follow the handle to
+    /// another request. Held so that the jar outlives the handle.
+    private(set) var cookieJar: CookieJar?
 
     init?() {
         guard let handle = curl_easy_init() else { return nil }
@@ -82,8 +86,13 @@ final class CurlEasy {
 
     /// The request itself: URL, headers, method and body framing, and the transfer as the
     /// context of every callback.
-    func configure(request: UpstreamRequest, headers: CurlHeaderList, transfer: UnsafeMutableRawPointer) -> CURLcode {
+    func configure(request: UpstreamRequest, headers: CurlHeaderList, cookie: String?, transfer: UnsafeMutableRawPointer) -> CURLcode {
         var status = CurlStatus()
+        if let jar = request.cookieJar {
+            cookieJar = jar
+            status.check(CookieJar.attach(handle, to: jar))
+            status.check(lk_curl_easy_setopt_string(handle, CURLOPT_COOKIE, cookie))
+        }
         status.check(lk_curl_easy_setopt_string(handle, CURLOPT_URL, request.url))
         status.check(lk_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headers.list))
         status.check(lk_curl_easy_setopt_ptr(handle, CURLOPT_PRIVATE, transfer))

@@ -72,10 +72,11 @@ public final class UpstreamClient {
             failLater(transfer, UpstreamError(.other, detail: "curl_easy_init failed"))
             return transfer
         }
-        let headers = CurlHeaderList(request.fields)
+        let (fields, cookie) = request.cookieJar == nil ? (request.fields, nil) : request.cookiesForJar
+        let headers = CurlHeaderList(fields)
         var code = easy.prepare(options: request.options, events: events)
         if code == CURLE_OK {
-            code = easy.configure(request: request, headers: headers, transfer: Unmanaged.passUnretained(transfer).toOpaque())
+            code = easy.configure(request: request, headers: headers, cookie: cookie, transfer: Unmanaged.passUnretained(transfer).toOpaque())
         }
         transfer.attach(easy: easy, headers: headers)
         guard code == CURLE_OK else {
@@ -191,7 +192,7 @@ public final class UpstreamClient {
             curlDepth += 1
             curl_multi_remove_handle(multi, easy.handle)
             curlDepth -= 1
-            if freeHandles.count < maxFreeHandles { freeHandles.append(easy) }
+            if freeHandles.count < maxFreeHandles, easy.cookieJar == nil { freeHandles.append(easy) }
         }
         let index = transfer.activeIndex
         guard index >= 0, index < active.count, active[index] === transfer else { return }

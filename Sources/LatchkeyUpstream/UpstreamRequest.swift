@@ -9,19 +9,35 @@ public struct UpstreamRequest: Sendable {
     public var fields: HTTPFields
     public var body: UpstreamBody
     public var options: UpstreamOptions
+    /// The jar whose cookies go with the request and which keeps the response's Set-Cookie;
+    /// nil: the request's own Cookie field only, and nothing kept.
+    public var cookieJar: CookieJar?
 
     public init(
         method: String,
         url: String,
         fields: HTTPFields,
         body: UpstreamBody = .none,
-        options: UpstreamOptions = UpstreamOptions()
+        options: UpstreamOptions = UpstreamOptions(),
+        cookieJar: CookieJar? = nil
     ) {
         self.method = method
         self.url = url
         self.fields = fields
         self.body = body
         self.options = options
+        self.cookieJar = cookieJar
+    }
+
+    /// With a jar, the request's own cookies go to curl as CURLOPT_COOKIE, which curl sends
+    /// in one Cookie field with the jar's (RFC 6265 §5.4: one field); a Cookie field of its
+    /// own would make curl send two.
+    var cookiesForJar: (fields: HTTPFields, cookie: String?) {
+        let own = fields.values(named: "Cookie")
+        guard !own.isEmpty else { return (fields, nil) }
+        var fields = fields
+        fields.removeAll(named: "Cookie")
+        return (fields, own.joined(separator: "; "))
     }
 }
 

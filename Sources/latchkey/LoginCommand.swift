@@ -18,9 +18,10 @@ struct LoginCommand: ParsableCommand {
             device_code: prints a URL and a code to enter on any device, and waits for the \
             approval. Identities whose grant needs no person (password, client_credentials, \
             custom, jwt_bearer, token_exchange) make one token request, which checks their \
-            credentials. The token goes into the configuration's token store, where a running \
-            `latchkey serve` takes it up without a restart. Messages go to standard error, the \
-            result to standard output; any failure exits 1.
+            credentials; a refresh_token identity redeems its configured refresh token. The \
+            token goes into the configuration's token store, where a running `latchkey serve` \
+            takes it up without a restart; a login also ends a `latchkey logout`. Messages go \
+            to standard error, the result to standard output; any failure exits 1.
             """
     )
 
@@ -44,17 +45,8 @@ struct LoginCommand: ParsableCommand {
         ProcessSignals.prepare()
         initializeCurlGlobally()
 
-        let loaded: Config
-        do {
-            loaded = try ConfigLoader.load(path: config)
-        } catch {
-            throw CommandFailure(error.description)
-        }
-        guard let identityConfig = loaded.identities.first(where: { $0.name == identity }) else {
-            let known = loaded.identities.map(\.name).sorted()
-            throw CommandFailure("\(config) has no identity \(identity)"
-                + (known.isEmpty ? "" : " (its identities: \(known.joined(separator: ", ")))"))
-        }
+        let loaded = try Config.forCommand(config)
+        let identityConfig = try loaded.identity(named: identity, in: config)
         _ = loaded.logging.bootstrap()
         let client: AuthHTTPClient
         let login: IdentityLogin
@@ -99,8 +91,7 @@ struct LoginCommand: ParsableCommand {
             throw CommandFailure("cannot log in identity \(identity): \(error)")
         }
         if tokenStore is MemoryTokenStore {
-            FileHandle.standardError.write(Data(
-                "latchkey: the configuration keeps tokens in memory (store: type: memory), so no other process sees this login\n".utf8))
+            say("latchkey: the configuration keeps tokens in memory (store: type: memory), so no other process sees this login")
         }
         print(summary(of: token, login: login))
     }
@@ -108,6 +99,9 @@ struct LoginCommand: ParsableCommand {
     private func summary(of token: TokenSet, login: IdentityLogin) -> String {
         let lifetime = token.expiresAt.map { "valid until " + $0.formatted(.iso8601) } ?? "with no stated expiry"
         let renewal = token.refreshToken == nil ? "no refresh token" : "a refresh token"
+        if case .refreshToken = login.identity.grant {
+            return "identity \(identity) redeemed its configured refresh_token: access token \(lifetime), \(renewal)"
+        }
         if login.method == .tokenRequest {
             return "identity \(identity) uses the \(login.identity.grant.name) grant and logs in by itself: "
                 + "its credentials work (access token \(lifetime))"

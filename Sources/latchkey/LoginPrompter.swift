@@ -45,8 +45,4 @@ struct LoginPrompter: Sendable {
     private static func printable(_ text: String) -> String {
         String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
     }
-
-    private func say(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
-    }
 }

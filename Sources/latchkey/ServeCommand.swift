@@ -81,7 +81,11 @@ struct ServeCommand: ParsableCommand {
         do {
             // Before listening: a store others can read or a wrong key stops the start here.
             let tokenStore = try makeTokenStore(config: config)
-            runtime = try ProxyRuntime(config: config, credentials: credentials, logger: logger, sink: sink, tokenStore: tokenStore, metrics: metrics)
+            // Only where `latchkey use` has a choice to make: a configuration without one
+            // (the quick start) creates no store directory.
+            let choices = config.routes.contains { $0.allowedIdentities.count > 1 } ? try openRouteIdentityFile(config: config) : nil
+            runtime = try ProxyRuntime(config: config, credentials: credentials, logger: logger, sink: sink, tokenStore: tokenStore,
+                                       routeIdentities: choices, metrics: metrics)
         } catch {
             throw CommandFailure("\(error)")
         }
@@ -107,9 +111,3 @@ struct ServeCommand: ParsableCommand {
 }
 
 extension LoggingSettings.Format: ExpressibleByArgument {}
-
-/// A failure already explained for the user: printed as is, exit status 1.
-struct CommandFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from browser import Browser
+from emulations.basecamp import BasecampEmulation
 from idp_support import auth0, idp, idp_template, make_auth0, make_idp, make_podio, podio  # noqa: F401 (fixtures)
 from stub_upstream import StubUpstream
 from support import REPO, Launcher
@@ -86,3 +88,27 @@ def latchkey(latchkey_bin, tmp_path):
 def proxy(latchkey, upstream):
     """The common case: the quick start in front of `upstream`, injecting the bearer TOKEN."""
     return latchkey.quick(upstream.url)
+
+
+@pytest.fixture
+def browser(tmp_path):
+    """A headless Chromium with a fresh profile (browser.py)."""
+    chromium = Browser(tmp_path / "chromium")
+    yield chromium
+    chromium.close()
+
+
+@pytest.fixture
+def make_basecamp():
+    """Starts Basecamp-style web apps: make_basecamp(check_token) -> BasecampEmulation
+    (emulations/basecamp.py); check_token(token) returns the token's user or None."""
+    started = []
+
+    def make(check_token) -> BasecampEmulation:
+        app = BasecampEmulation(check_token)
+        started.append(app)
+        return app
+
+    yield make
+    for app in started:
+        app.close()

@@ -171,20 +171,37 @@ class IdpServer:
     # ----- test control -------------------------------------------------------------------
 
     def counters(self) -> dict:
-        """{"token": {"total": N, GRANT_TYPE: n, ...}, "token_errors": {ERROR: n, ...}, "api": n}:
+        """{"token": {"total": N, GRANT_TYPE: n, ...}, "api": n, "revoke": {"total": N, HINT: n}}:
         requests that reached /o/token/ (by the grant_type they asked for, answered or not),
-        the refused ones by error code, and requests to /api/."""
+        /api/ and /o/revoke_token/ (by their token_type_hint)."""
         return fetch(f"{self.url}/_test/counters").json()
+
+    def revocations(self, hint: str | None = None) -> int:
+        """Requests that reached the revocation endpoint (RFC 7009), with that token_type_hint."""
+        revoke = self.counters()["revoke"]
+        return revoke["total"] if hint is None else revoke.get(hint, 0)
 
     def token_requests(self, grant_type: str | None = None) -> int:
         token = self.counters()["token"]
         return token["total"] if grant_type is None else token.get(grant_type, 0)
 
     def token_errors(self, error: str | None = None) -> int:
-        """Token requests the IdP refused: all of them, or those with this OAuth error code
-        (RFC 6749 §5.2), e.g. "invalid_grant" for a refresh token used twice."""
+        """Refused token requests: all of them, or those answered with the OAuth `error`."""
         errors = self.counters()["token_errors"]
         return sum(errors.values()) if error is None else errors.get(error, 0)
+
+    def token_answers(self, since: int = 0) -> list[dict]:
+        """The token answers from number `since` on, in the order given, once none is still
+        being worked on (the IdP finishes a request whose client died): each
+        {"grant_type", "status", "presented", "issued", "error", "answered_at"}: the refresh
+        token a refresh sent, the one a success returned, and the time.time() of the answer."""
+        def settled():
+            doc = fetch(f"{self.url}/_test/token-answers?since={since}").json()
+            return doc if doc["in_flight"] == 0 else None
+
+        doc = wait_until(settled, timeout=STOP_TIMEOUT)
+        assert doc is not None, f"the IdP at {self.url} still answers token requests after {STOP_TIMEOUT}s"
+        return doc["answers"]
 
     def reset_counters(self) -> None:
         fetch(f"{self.url}/_test/reset-counters", method="POST")

@@ -89,17 +89,37 @@ def test_idp_refresh_rotates_and_old_refresh_token_is_invalid_grant(idp):
     assert again.status == 400 and again.json()["error"] == "invalid_grant"
 
 
-def test_idp_counters_count_token_requests_by_grant_type(idp):
+def test_idp_counters_count_token_and_revocation_requests(idp):
     tokens = password_grant(idp)
     refresh(idp, tokens["refresh_token"])
     refresh(idp, tokens["refresh_token"])  # refused, still counted
     fetch(idp.api_url, headers=bearer(tokens["access_token"]))
-    assert idp.counters() == {"token": {"total": 3, "password": 1, "refresh_token": 2},
-                              "token_errors": {"invalid_grant": 1}, "api": 1}
+    revoked = fetch(idp.revoke_url, form={"token": tokens["access_token"], "token_type_hint": "access_token"},
+                    basic=(idp.password_client.id, idp.password_client.secret))
+    assert revoked.status == 200
+    assert idp.counters() == {"token": {"total": 3, "password": 1, "refresh_token": 2}, "api": 1,
+                              "token_errors": {"invalid_grant": 1},
+                              "revoke": {"total": 1, "access_token": 1}}
     assert idp.token_requests("refresh_token") == 2
-    assert idp.token_errors("invalid_grant") == 1
+    assert idp.token_errors("invalid_grant") == idp.token_errors() == 1
+    assert idp.revocations("access_token") == 1 and idp.revocations("refresh_token") == 0
     idp.reset_counters()
-    assert idp.counters() == {"token": {"total": 0}, "token_errors": {}, "api": 0}
+    assert idp.counters() == {"token": {"total": 0}, "api": 0, "token_errors": {}, "revoke": {"total": 0}}
+    assert idp.token_answers() == []
+
+
+def test_idp_records_the_refresh_tokens_each_token_answer_took_and_gave(idp):
+    tokens = password_grant(idp)
+    rotated = refresh(idp, tokens["refresh_token"]).json()["refresh_token"]
+    refresh(idp, tokens["refresh_token"])  # spent: refused
+    answers = idp.token_answers()
+    assert [(a["grant_type"], a["status"], a["presented"], a["issued"], a["error"]) for a in answers] == [
+        ("password", 200, None, tokens["refresh_token"], None),
+        ("refresh_token", 200, tokens["refresh_token"], rotated, None),
+        ("refresh_token", 400, tokens["refresh_token"], None, "invalid_grant"),
+    ]
+    assert answers[0]["answered_at"] <= answers[1]["answered_at"] <= answers[2]["answered_at"]
+    assert idp.token_answers(since=2) == answers[2:]
 
 
 def test_idp_revoke_refresh_tokens_forces_invalid_grant(idp):

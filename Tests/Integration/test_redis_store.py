@@ -3,10 +3,12 @@ share one identity on the rotating IdP (django-oauth-toolkit, idp_support.py) th
 real redis-server started here, under concurrent load across expiries: one token request
 per expiry and never an invalid_grant, thanks to the refresh lock in Redis. Redis restarted
 in the middle: the replicas keep serving, report not ready, and the token obtained while
-Redis was away reaches it afterwards."""
+Redis was away reaches it afterwards. `latchkey logout` reaches every replica through the
+mark in Redis, and `latchkey login` ends it."""
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import signal
@@ -17,6 +19,7 @@ import pytest
 
 from replicas import ACCESS_TOKEN_SECONDS, Load, assert_one_token_request_per_expiry, shared_identity_config
 from support import STOP_TIMEOUT, free_port, wait_until
+from test_login import login_config_file
 from test_token_store import KEY
 
 PREFIX = "itest:"
@@ -157,3 +160,29 @@ def test_redis_restarted_in_the_middle(latchkey, make_idp, redis):
     assert latest in load.tokens
     assert_one_token_request_per_expiry(idp, load, before)
     assert idp.token_errors() == 0
+
+
+def test_a_logout_reaches_every_replica_and_a_login_ends_it(latchkey, make_idp, redis):
+    idp = make_idp(access_token_seconds=3600)
+    cfg = shared_identity_config(idp, redis_store(redis))
+    path = login_config_file(latchkey, cfg)
+    replicas = [latchkey.serve(copy.deepcopy(cfg)) for _ in range(2)]
+    assert all(proxy.get("/warm-up").status == 200 for proxy in replicas)
+    assert idp.token_requests() == 1
+
+    out = latchkey.run(["logout", "idp", "--config", path], timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(redis.cli("GET", f"{PREFIX}token:idp")) == {"format": "latchkey-token-v1", "logged_out": True}
+    # Every replica takes the mark up from Redis and answers login_required, without a
+    # password grant of its own behind the user's back.
+    for proxy in replicas:
+        assert proxy.wait_log(r"event=logged_out", timeout=10), proxy.log_tail()
+        r = proxy.get("/after")
+        assert r.status == 401 and r.json()["error"] == "login_required", r
+    assert idp.token_requests() == 1
+
+    login = latchkey.run(["login", "idp", "--config", path], timeout=60)
+    assert login.returncode == 0, login.stderr
+    for proxy in replicas:
+        assert wait_until(lambda proxy=proxy: proxy.get("/back").status == 200, timeout=10), proxy.log_tail()
+    assert idp.token_requests() == 2

@@ -210,3 +210,25 @@ def test_two_servers_on_one_store_directory_spend_each_refresh_token_once(latchk
     load.assert_all_served()
     assert_one_token_request_per_expiry(idp, load, before)
     assert len(load.tokens) >= 3
+
+
+def test_introspection_at_start_renews_a_token_the_idp_ended(latchkey, make_idp):
+    idp = make_idp(access_token_seconds=3600)
+    cfg = lambda: store_config(idp, check_on_start="introspection",  # noqa: E731
+                               introspection_url=idp.url + "/o/introspect/")
+    first = latchkey.serve(cfg())
+    stored = first.get("/1").json()["token"]
+    assert first.stop() == 0
+
+    again = latchkey.serve(cfg())
+    assert again.get("/2").json()["token"] == stored, "an active token is kept"
+    assert idp.token_requests() == 1
+    assert again.stop() == 0
+
+    idp.expire_access_tokens()  # ended at the IdP; the store still thinks it has an hour
+    third = latchkey.serve(cfg())
+    r = third.get("/3")
+    assert r.status == 200, r
+    assert r.json()["token"] != stored
+    assert idp.token_requests("refresh_token") == 1
+    assert "no longer accepted" in third.log()

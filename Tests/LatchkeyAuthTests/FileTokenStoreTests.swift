@@ -56,6 +56,16 @@ import Glibc
         #expect(stored["expires_at"] as? Double == 1_900_000_000)
     }
 
+    @Test func aLogoutKeepsOnlyItsMarkInTheFile() async throws {
+        let store = try store()
+        try await store.save(token, identity: "podio")
+        _ = try await store.logOut(identity: "podio")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(bytes(file))) as? [String: Any])
+        #expect(json.keys.sorted() == ["format", "logged_out"])
+        #expect(json["logged_out"] as? Bool == true)
+        #expect(try mode(file) == 0o600)
+    }
+
     @Test func aSealedFileHoldsNoTokenInTheClear() async throws {
         try await store(key: try testStoreKey()).save(token, identity: "podio")
         let text = String(decoding: try bytes(file), as: UTF8.self)
@@ -305,12 +315,38 @@ import Glibc
         try await cli.save(nil, identity: "podio")
         #expect(await server.changes(among: ["podio"]) == ["podio": .removed])
 
+        try await cli.save(token, identity: "podio")
+        _ = await server.changes(among: ["podio"])
+        _ = try await cli.logOut(identity: "podio")
+        #expect(await server.changes(among: ["podio"]) == ["podio": .loggedOut])
+
         try write("garbage", to: file)
         guard case .unreadable(let reason)? = await server.changes(among: ["podio"])["podio"] else {
             Issue.record("expected an unreadable change")
             return
         }
         #expect(reason.contains("moved it aside"))
+        #expect(await server.changes(among: ["podio"]).isEmpty)
+    }
+
+    @Test func cookiesShareTheIdentitysFileWhichGoesWhenBothAreGone() async throws {
+        let store = try store(key: try testStoreKey())
+        try await store.saveCookies(["app.example\tFALSE\t/\tFALSE\t0\tsession\tlk-cookie-secret"], identity: "podio")
+        #expect(try entries() == [".lock", "podio.json"])
+        #expect(try mode(file) == 0o600)
+        #expect(!String(decoding: try bytes(file), as: UTF8.self).contains("lk-cookie-secret"))  // sealed with the token
+        try await store.save(token, identity: "podio")
+        try await store.save(nil, identity: "podio")
+        #expect(try entries() == [".lock", "podio.json"])
+        try await store.saveCookies([], identity: "podio")
+        #expect(try entries() == [".lock"])
+    }
+
+    @Test func anotherProcessChangingOnlyTheCookiesIsNoTokenChange() async throws {
+        let server = try store(identities: ["podio"])
+        let other = try store()
+        try await server.save(token, identity: "podio")
+        try await other.saveCookies(["app.example\tFALSE\t/\tFALSE\t0\tsession\tabc"], identity: "podio")
         #expect(await server.changes(among: ["podio"]).isEmpty)
     }
 

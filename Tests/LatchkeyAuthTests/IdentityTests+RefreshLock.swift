@@ -14,12 +14,21 @@ extension IdentityTests {
         var testDescription: String { rawValue }
     }
 
+    /// The token both processes hold, expired and in the store, and the one its refresh
+    /// gets (with a rotated refresh token).
+    var expired: TokenSet { TokenSet(accessToken: "a", refreshToken: "r1", expiresAt: now.addingTimeInterval(-1), obtainedAt: now.addingTimeInterval(-3600)) }
+    var rotated: TokenSet { TokenSet(accessToken: "b", refreshToken: "r2", expiresAt: now.addingTimeInterval(3600), obtainedAt: now) }
+
+    /// Two handles on one store of `kind` holding `expired`, and what keeps them alive.
+    func sharedStore(_ kind: SharedStore) async throws -> (first: any TokenStore, second: any TokenStore, resources: AnyObject?) {
+        let pair = try TokenStoreConformanceTests.StoreUnderTest(rawValue: kind.rawValue)!.makePair()
+        try await pair.first.save(expired, identity: "test")
+        return pair
+    }
+
     @Test(arguments: SharedStore.allCases)
     func twoIdentitiesSharingAStoreSpendTheRefreshTokenOnce(_ kind: SharedStore) async throws {
-        let (first, second, resources) = try TokenStoreConformanceTests.StoreUnderTest(rawValue: kind.rawValue)!.makePair()
-        let expired = TokenSet(accessToken: "a", refreshToken: "r1", expiresAt: now.addingTimeInterval(-1), obtainedAt: now.addingTimeInterval(-3600))
-        try await first.save(expired, identity: "test")
-        let rotated = TokenSet(accessToken: "b", refreshToken: "r2", expiresAt: now.addingTimeInterval(3600), obtainedAt: now)
+        let (first, second, resources) = try await sharedStore(kind)
         // Each replica's own view of the IdP; a second refresh with r1 would be refused.
         let sources = [ScriptedSource(answers: [.success(rotated)], gated: true), ScriptedSource(answers: [.success(rotated)], gated: true)]
         let identities = zip(sources, [first, second]).map { source, store in
@@ -42,6 +51,30 @@ extension IdentityTests {
         #expect(answers.count == 20)
         #expect(answers.allSatisfy { (try? $0.get().accessToken) == "b" })
         expectSame(try await second.load(identity: "test"), rotated)
+        withExtendedLifetime(resources) {}
+    }
+
+    @Test(arguments: SharedStore.allCases)
+    func aLogoutWaitsForARefreshInFlightAndRemovesItsToken(_ kind: SharedStore) async throws {
+        let (serving, cli, resources) = try await sharedStore(kind)
+        let source = ScriptedSource(answers: [.success(rotated)], gated: true)
+        let identity = Identity(name: "test", source: source, store: serving, events: RecordingEvents(), initialToken: expired, clock: { [now] in now })
+        async let answer = demand(identity)
+        while source.requests.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(5)) }
+        // `latchkey logout` while the refresh is out: it waits for the refresh lock, so the
+        // refresh saves first, and the logout then removes (for revocation) what it saved.
+        let logout = Task { try await cli.logOutUnderRefreshLock(identity: "test") }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(try await !cli.isLoggedOut(identity: "test"))
+        source.release()
+        #expect(await answer == .success(IssuedToken(accessToken: "b", generation: 2)))
+        expectSame(try await logout.value, rotated)
+        #expect(try await serving.load(identity: "test") == nil)
+        #expect(try await serving.isLoggedOut(identity: "test"))
+        // The next token request, under the lock, finds the mark and asks the IdP nothing.
+        identity.rejected(generation: 2) { _ in }
+        #expect(await demand(identity) == .failure(.loginRequired(reason: Identity.loggedOutReason)))
+        #expect(source.requests.withLock { $0.count } == 1)
         withExtendedLifetime(resources) {}
     }
 
@@ -68,4 +101,8 @@ struct UnreachableStore: TokenStore {
     func save(_ token: TokenSet?, identity: String) async throws { throw Self.error }
     func acquireRefreshLock(identity: String) async throws -> RefreshLockAttempt { throw Self.error }
     func releaseRefreshLock(_ lease: RefreshLease) async {}
+    func logOut(identity: String) async throws -> TokenSet? { throw Self.error }
+    func isLoggedOut(identity: String) async throws -> Bool { throw Self.error }
+    func loadCookies(identity: String) async throws -> [String] { throw Self.error }
+    func saveCookies(_ cookies: [String], identity: String) async throws { throw Self.error }
 }

@@ -77,6 +77,48 @@ extension IdentityTests {
         #expect(await store.saved.isEmpty)
     }
 
+    @Test func aLogoutInTheStoreHoldsEvenAnIdentityThatCouldLogInByItself() async {
+        let source = ScriptedSource(canGrant: true, answers: [.success(token("silent"))])
+        let events = RecordingEvents()
+        let identity = identity(source, events: events, initial: token("a"))
+        identity.storeChanged(.loggedOut)
+        #expect(identity.current() == nil)
+        #expect(await demand(identity) == .failure(.loginRequired(reason: "logged out with `latchkey logout`")))
+        #expect(source.requests.withLock { $0.isEmpty })
+        identity.storeChanged(.loggedOut)
+        #expect(events.events.withLock { $0 } == [AuthEvent(identity: "test", kind: .loggedOut, detail: "logged out with `latchkey logout`")])
+        // A login ends it.
+        identity.storeChanged(.stored(token("login")))
+        #expect(await demand(identity) == .success(IssuedToken(accessToken: "login", generation: 3)))
+    }
+
+    @Test func anIdentityLoggedOutInTheStoreStartsLoggedOut() async {
+        let source = ScriptedSource(canGrant: true, answers: [.success(token("silent"))])
+        let store = MemoryTokenStore()
+        _ = await store.logOut(identity: "test")
+        let identity = Identity(name: "test", source: source, store: store, events: RecordingEvents(), waitsForStart: true, clock: { [now] in now })
+        await identity.start(eagerly: true)
+        #expect(await demand(identity) == .failure(.loginRequired(reason: "logged out with `latchkey logout`")))
+        #expect(source.requests.withLock { $0.isEmpty })
+    }
+
+    @Test func aTokenRequestFindingALogoutInTheStoreStopsThere() async {
+        // Logged out by another process before the watcher has told this one: the refresh
+        // token is revoked, and a new grant would undo the logout.
+        let source = ScriptedSource(canGrant: true, answers: [.success(token("silent"))])
+        let store = MemoryTokenStore()
+        let events = RecordingEvents()
+        let identity = identity(source, events: events, store: store, initial: token("a", refresh: "r1"))
+        _ = await store.logOut(identity: "test")
+        let result = await withCheckedContinuation { continuation in
+            identity.rejected(generation: 1) { continuation.resume(returning: $0) }
+        }
+        #expect(result == .failure(.loginRequired(reason: "logged out with `latchkey logout`")))
+        #expect(source.requests.withLock { $0.isEmpty })
+        #expect(events.kinds == [.loggedOut])
+        #expect(await store.isLoggedOut(identity: "test"))
+    }
+
     @Test func anUnreadableStoreIsReportedAndTheTokenKept() {
         let events = RecordingEvents()
         let identity = identity(ScriptedSource(answers: []), events: events, initial: token("a"))

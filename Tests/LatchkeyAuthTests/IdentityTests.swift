@@ -63,6 +63,13 @@ actor RecordingStore: TokenStore {
     func save(_ token: TokenSet?, identity: String) { saved.append(token) }
     func acquireRefreshLock(identity: String) -> RefreshLockAttempt { .acquired(RefreshLease(identity: identity, owner: "test", expiresAt: nil)) }
     func releaseRefreshLock(_ lease: RefreshLease) {}
+    func logOut(identity: String) -> TokenSet? {
+        Issue.record("an identity never logs itself out in the store")
+        return nil
+    }
+    func isLoggedOut(identity: String) -> Bool { false }
+    func loadCookies(identity: String) -> [String] { [] }
+    func saveCookies(_ cookies: [String], identity: String) {}
 }
 
 @Suite struct IdentityTests {

@@ -119,4 +119,17 @@ import Testing
         machine.logOut(reason: "logged out")
         #expect(machine.demand(now: at(2)) == .unavailable(.loginRequired(reason: "logged out")))
     }
+
+    @Test func aLogoutUntilLoginHoldsAnIdentityThatCouldGrantByItself() {
+        var machine = lifecycle()
+        machine.replace(with: token("a"))
+        machine.logOut(reason: "logged out by hand", untilLogin: true)
+        #expect(machine.demand(now: at(1)) == .unavailable(.loginRequired(reason: "logged out by hand")))
+        #expect(machine.nextTick() == nil)
+        machine.replace(with: token("b"))
+        #expect(machine.demand(now: at(2)) == .ready(token("b"), generation: 3))
+        // Without untilLogin, such an identity gets a token again by itself.
+        machine.logOut(reason: "removed")
+        #expect(machine.demand(now: at(3)) == .wait(start: .grant))
+    }
 }

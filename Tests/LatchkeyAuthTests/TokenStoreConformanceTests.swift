@@ -117,6 +117,35 @@ import Testing
     }
 
     @Test(arguments: StoreUnderTest.allCases)
+    func aLogoutRemovesTheTokenAndLastsUntilATokenIsSaved(_ kind: StoreUnderTest) async throws {
+        try await with(kind) { store in
+            try await store.save(Self.token, identity: "podio")
+            #expect(try await store.isLoggedOut(identity: "podio") == false)
+            expectSame(try await store.logOut(identity: "podio"), Self.token)
+            #expect(try await store.load(identity: "podio") == nil)
+            #expect(try await store.isLoggedOut(identity: "podio"))
+            #expect(try await store.isLoggedOut(identity: "other") == false)
+            // Removing a token (a refused refresh) leaves the logout as it is.
+            try await store.save(nil, identity: "podio")
+            #expect(try await store.isLoggedOut(identity: "podio"))
+            // A login ends it.
+            try await store.save(Self.token("at-2"), identity: "podio")
+            #expect(try await store.isLoggedOut(identity: "podio") == false)
+            expectSame(try await store.load(identity: "podio"), Self.token("at-2"))
+        }
+    }
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func anIdentityThatNeverHadATokenCanBeLoggedOut(_ kind: StoreUnderTest) async throws {
+        try await with(kind) { store in
+            let removed = try await store.logOut(identity: "podio")
+            #expect(removed == nil)
+            #expect(try await store.isLoggedOut(identity: "podio"))
+            #expect(try await store.load(identity: "podio") == nil)
+        }
+    }
+
+    @Test(arguments: StoreUnderTest.allCases)
     func concurrentSavesLeaveOneOfTheTokensWhole(_ kind: StoreUnderTest) async throws {
         try await with(kind) { store in
             let tokens = (0..<20).map { Self.token("at-\($0)") }
@@ -126,6 +155,58 @@ import Testing
             }
             let loaded = try #require(try await store.load(identity: "podio"))
             #expect(tokens.map(\.accessToken).contains(loaded.accessToken))
+        }
+    }
+
+    static let cookies = ["#HttpOnly_app.example\tFALSE\t/\tFALSE\t0\tsession\tabc", "app.example\tFALSE\t/x\tTRUE\t1900000000\tpref\t1"]
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func cookiesAndTheTokenAreKeptSideBySide(_ kind: StoreUnderTest) async throws {
+        try await with(kind) { store in
+            #expect(try await store.loadCookies(identity: "basecamp").isEmpty)
+            try await store.save(Self.token, identity: "basecamp")
+            try await store.saveCookies(Self.cookies, identity: "basecamp")
+            #expect(try await store.loadCookies(identity: "basecamp") == Self.cookies)
+            expectSame(try await store.load(identity: "basecamp"), Self.token)
+            #expect(try await store.loadCookies(identity: "other").isEmpty)
+
+            // A new token keeps the cookies; a removed token (a refused refresh) too.
+            try await store.save(Self.token("at-2"), identity: "basecamp")
+            #expect(try await store.loadCookies(identity: "basecamp") == Self.cookies)
+            try await store.save(nil, identity: "basecamp")
+            #expect(try await store.loadCookies(identity: "basecamp") == Self.cookies)
+            #expect(try await store.load(identity: "basecamp") == nil)
+        }
+    }
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func aLogoutTakesTheCookiesAndASavedJarDoesNotEndIt(_ kind: StoreUnderTest) async throws {
+        try await with(kind) { store in
+            try await store.save(Self.token, identity: "basecamp")
+            try await store.saveCookies(Self.cookies, identity: "basecamp")
+            _ = try await store.logOut(identity: "basecamp")
+            #expect(try await store.loadCookies(identity: "basecamp").isEmpty)
+            // A jar saved after the logout (a response still on its way) is not kept, and
+            // the identity stays logged out.
+            try await store.saveCookies(Self.cookies, identity: "basecamp")
+            #expect(try await store.loadCookies(identity: "basecamp").isEmpty)
+            #expect(try await store.isLoggedOut(identity: "basecamp"))
+            #expect(try await store.load(identity: "basecamp") == nil)
+            // After a login the jar is kept again.
+            try await store.save(Self.token("at-2"), identity: "basecamp")
+            try await store.saveCookies(Self.cookies, identity: "basecamp")
+            #expect(try await store.loadCookies(identity: "basecamp") == Self.cookies)
+        }
+    }
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func anEmptyJarClearsTheCookiesAndKeepsTheToken(_ kind: StoreUnderTest) async throws {
+        try await with(kind) { store in
+            try await store.save(Self.token, identity: "basecamp")
+            try await store.saveCookies(Self.cookies, identity: "basecamp")
+            try await store.saveCookies([], identity: "basecamp")
+            #expect(try await store.loadCookies(identity: "basecamp").isEmpty)
+            expectSame(try await store.load(identity: "basecamp"), Self.token)
         }
     }
 }

@@ -95,11 +95,13 @@ struct ConfigExamplesTests {
         keys += RawListener.CodingKeys.allCases.map(\.rawValue)
         keys += RawInbound.CodingKeys.allCases.map(\.rawValue)
         keys += RawSharedSecret.CodingKeys.allCases.map(\.rawValue)
+        keys += RawSession.CodingKeys.allCases.map(\.rawValue)
         keys += RawSecret.CodingKeys.allCases.map(\.rawValue)
         keys += RawRoute.CodingKeys.allCases.map(\.rawValue)
         keys += RawUpstream.CodingKeys.allCases.map(\.rawValue)
         keys += RawInjection.CodingKeys.allCases.map(\.rawValue)
         keys += RawCookies.CodingKeys.allCases.map(\.rawValue)
+        keys += RawHandoff.CodingKeys.allCases.map(\.rawValue)
         keys += RawLimits.CodingKeys.allCases.map(\.rawValue)
         keys += RawLogging.CodingKeys.allCases.map(\.rawValue)
         for key in Set(keys) {

@@ -4,20 +4,12 @@ import Testing
 /// The grants of `latchkey login`: authorization_code and device_code.
 @Suite("Config login grants")
 struct ConfigLoginGrantTests {
-    private let route = """
-        routes:
-          - name: api
-            upstream: https://api.example.com
-            inject: [{ header: Authorization, identity: web }]
-        """
-
     private func load(_ identities: String) throws -> [String: IdentityConfig] {
-        let config = try ConfigTestSupport.load("identities:\n" + identities + "\n" + route)
-        return Dictionary(uniqueKeysWithValues: config.identities.map { ($0.name, $0) })
+        try ConfigTestSupport.identities(identities, injected: "web")
     }
 
     private func problems(_ identities: String) -> [ConfigProblem] {
-        ConfigTestSupport.problems("identities:\n" + identities + "\n" + route)
+        ConfigTestSupport.identityProblems(identities, injected: "web")
     }
 
     @Test func authorizationCodeWithItsEndpointsAndDefaults() throws {

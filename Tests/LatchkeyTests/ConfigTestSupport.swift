@@ -48,4 +48,27 @@ enum ConfigTestSupport {
           - name: api
             upstream: https://api.example.com
         """
+
+    /// An `identities:` section with `entries` and one route that injects
+    /// `injected`, loaded by identity name.
+    static func identities(_ entries: String, injected: String) throws -> [String: IdentityConfig] {
+        let config = try load(identityDocument(entries, injected: injected))
+        return Dictionary(uniqueKeysWithValues: config.identities.map { ($0.name, $0) })
+    }
+
+    /// The problems of the same document.
+    static func identityProblems(_ entries: String, injected: String) -> [ConfigProblem] {
+        problems(identityDocument(entries, injected: injected))
+    }
+
+    private static func identityDocument(_ entries: String, injected: String) -> String {
+        """
+        identities:
+        \(entries)
+        routes:
+          - name: api
+            upstream: https://api.example.com
+            inject: [{ header: Authorization, identity: \(injected) }]
+        """
+    }
 }

@@ -6,7 +6,7 @@ import Testing
 
 @Suite struct ListenerPolicyTests {
     private func policy(_ allowed: [String] = [], bound: SocketAddress = .ipv4(host: "127.0.0.1", port: 8080)) -> ListenerPolicy {
-        ListenerPolicy(config: ListenerConfig(name: "main", address: .tcp(host: "127.0.0.1", port: 8080), allowedHosts: allowed), bound: bound)
+        try! ListenerPolicy(config: ListenerConfig(name: "main", address: .tcp(host: "127.0.0.1", port: 8080), allowedHosts: allowed), bound: bound)
     }
 
     @Test func loopbackNamesWithThePortAreAccepted() {

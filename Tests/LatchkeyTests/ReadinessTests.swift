@@ -29,6 +29,10 @@ struct ReadinessTests {
         func save(_ token: TokenSet?, identity: String) async throws { await memory.save(token, identity: identity) }
         func acquireRefreshLock(identity: String) async throws -> RefreshLockAttempt { try await memory.acquireRefreshLock(identity: identity) }
         func releaseRefreshLock(_ lease: RefreshLease) async { await memory.releaseRefreshLock(lease) }
+        func logOut(identity: String) async throws -> TokenSet? { await memory.logOut(identity: identity) }
+        func isLoggedOut(identity: String) async throws -> Bool { await memory.isLoggedOut(identity: identity) }
+        func loadCookies(identity: String) async throws -> [String] { await memory.loadCookies(identity: identity) }
+        func saveCookies(_ cookies: [String], identity: String) async throws { await memory.saveCookies(cookies, identity: identity) }
     }
 
     func body(_ answer: (status: Int, body: [UInt8])) -> [String: String] {

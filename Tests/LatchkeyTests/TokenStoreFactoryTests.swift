@@ -46,10 +46,34 @@ struct TokenStoreFactoryTests {
         #expect(!FileManager.default.fileExists(atPath: storeDirectory))
     }
 
+    @Test func withRedisTheRouteIdentitiesStayInAFileInTheStoreDirectory() throws {
+        defer { try? FileManager.default.removeItem(at: state) }
+        let redis = "store: { type: redis, url: \"redis://127.0.0.1:1/0\" }"
+        let file = try #require(try openRouteIdentityFile(config: try config(redis), environment: environment))
+        #expect(file.path == storeDirectory + "/" + RouteIdentityFile.fileName)
+        let chosen = state.path + "/chosen"
+        let configured = try #require(try openRouteIdentityFile(config: try config(redis.replacingOccurrences(of: " }", with: ", path: \(chosen) }")),
+                                                                environment: environment))
+        #expect(configured.path == chosen + "/" + RouteIdentityFile.fileName)
+        #expect(try openRouteIdentityFile(config: try config("store: { type: memory }"), environment: environment) == nil)
+    }
+
     @Test func aRedisPasswordThatCannotBeReadStopsTheStart() throws {
         let config = try config("store: { type: redis, url: \"redis://127.0.0.1:1/0\", password: { env: LK_TEST_REDIS_PASSWORD } }")
         let error = try #require(throws: TokenStoreError.self) { try makeTokenStore(config: config, environment: [:]) }
         #expect(error.message == "cannot read store.password: environment variable LK_TEST_REDIS_PASSWORD is not set")
+    }
+
+    @Test func aStaticIdentityWhoseCookiesTheProxyKeepsHasAStore() throws {
+        defer { try? FileManager.default.removeItem(at: state) }
+        let config = try ConfigTestSupport.load("""
+            identities:
+              bc: { grant: static, token: { value: t } }
+            routes:
+              - { name: web, upstream: https://app.example.com, jar: proxy, inject: [{ header: Authorization, identity: bc }] }
+            """)
+        #expect(config.identitiesKeepingCookies == ["bc"])
+        #expect(try makeTokenStore(config: config, environment: environment) is FileTokenStore)
     }
 
     @Test func staticTokensAloneNeedNoStore() throws {

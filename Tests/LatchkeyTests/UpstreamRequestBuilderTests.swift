@@ -34,6 +34,13 @@ import Testing
         #expect(out.url == "http://up.example:9000/base/x?a=1")
     }
 
+    @Test func theIdentityAskedForNeverTravelsUpstream() {
+        let r = route([Injection(target: .header("Authorization"), source: .credential("tok"), template: CredentialTemplate(prefix: "Bearer "))])
+        let out = build(r, head(["Host": "h", "latchkey-identity": "bob", "Accept": "*/*"]))
+        #expect(out.fields["Latchkey-Identity"] == nil)
+        #expect(out.fields["Accept"] == "*/*")
+    }
+
     @Test func clientAuthorizationPassedWhenAllowed() {
         let r = route([Injection(target: .header("X-Api-Key"), source: .credential("tok"), template: CredentialTemplate())], pass: true)
         let out = build(r, head(["Host": "h", "Authorization": "Bearer mine"]))

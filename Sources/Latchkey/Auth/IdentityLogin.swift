@@ -9,7 +9,7 @@ import Logging
 /// `latchkey login IDENTITY`: gets an identity its first token with a person's help, by
 /// the authorization code grant with PKCE and a loopback redirect (RFC 8252) or by the
 /// device grant (RFC 8628). Identities whose grant needs no person make one token request
-/// instead, which checks their credentials.
+/// instead, which checks their credentials; a seeded refresh token is redeemed.
 public struct IdentityLogin: Sendable {
     /// What the person is asked to do, and what happened meanwhile.
     public enum Prompt: Sendable {
@@ -24,7 +24,8 @@ public struct IdentityLogin: Sendable {
     public enum Method: Sendable, Equatable {
         case authorizationCode
         case deviceCode
-        /// The grant needs no person: one token request checks its credentials.
+        /// The grant needs no person: one token request checks its credentials (or redeems
+        /// the configured refresh token).
         case tokenRequest
         /// Nothing a login can do for this identity, and why.
         case none(String)
@@ -51,10 +52,7 @@ public struct IdentityLogin: Sendable {
         case .deviceCode: .deviceCode
         case .staticToken:
             .none("identity \(identity.name) uses a static token from its configuration; there is nothing to log in to")
-        case .refreshToken:
-            .none("identity \(identity.name) starts from a configured refresh_token and cannot log in by itself; "
-                + "give it a new refresh_token, or use grant: authorization_code or device_code")
-        case .password, .clientCredentials, .custom, .jwtBearer, .tokenExchange: .tokenRequest
+        case .password, .clientCredentials, .custom, .jwtBearer, .tokenExchange, .refreshToken: .tokenRequest
         }
     }
 
@@ -67,6 +65,8 @@ public struct IdentityLogin: Sendable {
                 return try await logInWithBrowser(login, timeout: timeout, prompt: prompt)
             case .deviceCode(let endpoint):
                 return try await logInWithDeviceCode(endpoint, prompt: prompt)
+            case .refreshToken:
+                return try await redeemConfiguredRefreshToken()
             default:
                 if case .none(let reason) = method { throw LoginError.failed(reason) }
                 return try await source.acquire(.grant, refreshToken: nil, now: Date())
@@ -115,6 +115,18 @@ public struct IdentityLogin: Sendable {
             request.grant = .deviceCode(deviceCode)
             return try await requestToken(request, client: source.client, options: identity.idpOptions, now: Date())
         }
+    }
+
+    /// The refresh token in the configuration, redeemed now: how a new one put there takes
+    /// over from the token stored before, and how such an identity ends a logout.
+    private func redeemConfiguredRefreshToken() async throws -> TokenSet {
+        guard let seed = OAuthTokenSource.seed(identity, credentials: source.credentials)?.refreshToken else {
+            throw LoginError.failed("the refresh_token of identity \(identity.name) has no value")
+        }
+        var token = try await source.acquire(.refresh, refreshToken: seed, now: Date())
+        // RFC 6749 §6: an answer without a refresh token leaves the one sent in use.
+        if token.refreshToken == nil { token.refreshToken = seed }
+        return token
     }
 
     private func redeem(_ request: TokenRequest) async throws(LoginError) -> TokenSet {

@@ -1,5 +1,6 @@
 import CoreMetrics
 import LatchkeyAuth
+import LatchkeyUpstream
 import Logging
 import Synchronization
 
@@ -17,25 +18,19 @@ public final class IdentityRegistry: Sendable {
 
     /// Each identity's auth events go to the log, to its counters made with `metrics`, and
     /// to its hook command if it has one. `store` keeps the tokens of the identities that
-    /// keep theirs (`keepsTokens`); static tokens stay in memory.
-    public init(config: Config, credentials: CredentialStore, store: any TokenStore, logger: Logger,
+    /// keep theirs (`keepsTokens`); static tokens stay in memory. `client` carries their
+    /// token requests: required when an identity keeps tokens (`needsHTTPClient`).
+    public init(config: Config, credentials: CredentialStore, store: any TokenStore, client: AuthHTTPClient?, logger: Logger,
                 metrics: any MetricsFactory) throws {
-        let client = config.identities.contains(where: \.keepsTokens) ? try AuthHTTPClient() : nil
         let log = AuthEventLog(logger: logger)
         var identities: [String: Identity] = [:]
+        let keepingCookies = config.identitiesKeepingCookies
         for identity in config.identities {
-            let source: any TokenSource = if let client, identity.keepsTokens {
-                OAuthTokenSource(config: identity, credentials: credentials, client: client)
-            } else {
-                StaticTokenSource(identity: identity.name, credentials: credentials)
-            }
             var sinks: [any AuthEventSink] = [log, AuthEventMetrics(identity: identity.name, factory: metrics)]
             if !identity.hook.isEmpty { sinks.append(AuthEventHook(command: identity.hook, logger: logger)) }
-            let events = AuthEventFanOut(sinks: sinks)
-            identities[identity.name] = Identity(
-                name: identity.name, source: source, store: identity.keepsTokens ? store : MemoryTokenStore(), events: events,
-                initialToken: OAuthTokenSource.seed(identity, credentials: credentials), waitsForStart: identity.keepsTokens,
-                timing: identity.timing)
+            identities[identity.name] = identity.makeIdentity(credentials: credentials, client: client, store: store,
+                                                              events: AuthEventFanOut(sinks: sinks),
+                                                              cookieJar: keepingCookies.contains(identity.name) ? try CookieJar() : nil)
         }
         self.identities = identities
         self.client = client
@@ -61,5 +56,31 @@ public final class IdentityRegistry: Sendable {
     public func shutdown() {
         watcher.withLock { $0?.stop() }
         client?.shutdown()
+    }
+
+    /// Whether `config` has identities whose tokens come from an IdP.
+    public static func needsHTTPClient(_ config: Config) -> Bool {
+        config.identities.contains(where: \.keepsTokens)
+    }
+}
+
+extension IdentityConfig {
+    /// The identity at run time: its token endpoint (a static token's own secret instead,
+    /// and always when there is no `client`), and `store` for the tokens it obtains and for
+    /// its `cookieJar` (`jar: proxy`); a static token without a jar stays in memory.
+    /// `timing` replaces the configured one.
+    func makeIdentity(
+        credentials: CredentialStore, client: AuthHTTPClient?, store: any TokenStore, events: any AuthEventSink, timing: TokenTiming? = nil,
+        cookieJar: CookieJar? = nil
+    ) -> Identity {
+        let source: any TokenSource = if let client, keepsTokens {
+            OAuthTokenSource(config: self, credentials: credentials, client: client)
+        } else {
+            StaticTokenSource(identity: name, credentials: credentials)
+        }
+        let stored = keepsTokens || cookieJar != nil
+        return Identity(name: name, source: source, store: stored ? store : MemoryTokenStore(), events: events,
+                        initialToken: OAuthTokenSource.seed(self, credentials: credentials), waitsForStart: stored,
+                        cookieJar: cookieJar, timing: timing ?? self.timing)
     }
 }

@@ -33,13 +33,21 @@ extension OAuthTokenSource {
         } else {
             endpoint = try await discoveredEndpoint(\.deviceAuthorizationEndpoint, named: "device_authorization_endpoint", now: now)
         }
-        // The client authenticates as at the token endpoint, whose URL a private_key_jwt
-        // assertion names as its audience.
-        guard let clientAuthentication = try await loginTokenRequest(.deviceCode(""), now: now).clientAuthentication else {
+        guard let clientAuthentication = try await clientAuthenticationAsAtTokenEndpoint(otherwise: endpoint, now: now) else {
             throw AcquisitionFailure(.rejected, "identity \(config.name) has no client_id")
         }
         return DeviceAuthorizationRequest(endpoint: endpoint, clientAuthentication: clientAuthentication, scope: config.scope,
                                           extraFields: frontChannelParameters)
+    }
+
+    /// How the client authenticates at another endpoint (device authorization,
+    /// revocation): as at the token endpoint, whose URL a private_key_jwt assertion names
+    /// as its audience (RFC 7523 §3: it identifies the authorization server); `otherwise`
+    /// stands in for it when the identity has none.
+    func clientAuthenticationAsAtTokenEndpoint(otherwise: String, now: Date) async throws(AcquisitionFailure) -> ClientAuthentication? {
+        var endpoint = config.tokenURL
+        if endpoint == nil { endpoint = try await discoveredTokenEndpoint(now: now) }
+        return try clientAuthentication(endpoint: endpoint ?? otherwise, secrets: credentials.snapshot)
     }
 
     /// The token request that redeems what a login obtained (a code, a device code).

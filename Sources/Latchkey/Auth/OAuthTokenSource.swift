@@ -23,10 +23,7 @@ final class OAuthTokenSource: TokenSource {
 
     /// Every grant here can run again without a person, except a seeded refresh token and
     /// the grants of `latchkey login`: those renew with their refresh token only.
-    var canGrant: Bool {
-        if case .refreshToken = config.grant { return false }
-        return !config.logsInInteractively
-    }
+    var canGrant: Bool { config.grantsByItself }
 
     var renewable: Bool { true }
 
@@ -57,26 +54,30 @@ final class OAuthTokenSource: TokenSource {
         return try await discoveredEndpoint(\.tokenEndpoint, named: "token_endpoint", now: now)
     }
 
-    /// An endpoint from the issuer's metadata, which is fetched once and kept.
+    /// An endpoint from the issuer's metadata.
     func discoveredEndpoint(
         _ endpoint: KeyPath<DiscoveryDocument, String?>, named name: String, now: Date
     ) async throws(AcquisitionFailure) -> String {
         guard let issuer = config.issuer else {
             throw AcquisitionFailure(.rejected, "identity \(config.name) has no \(name) and no issuer to discover it")
         }
-        var document = discovered.withLock { $0 }
-        if document == nil {
-            do {
-                document = try await fetchDiscoveryDocument(issuer: issuer, client: client, options: config.idpOptions, now: now)
-            } catch {
-                throw AcquisitionFailure(.transient, "cannot discover the endpoints of \(issuer): \(error.message)", retryAfter: error.retryAfter)
-            }
-            discovered.withLock { $0 = document }
-        }
-        guard let url = document?[keyPath: endpoint] else {
+        guard let url = try await discoveryDocument(issuer: issuer, now: now)[keyPath: endpoint] else {
             throw AcquisitionFailure(.transient, "the metadata of \(issuer) names no \(name)")
         }
         return url
+    }
+
+    /// The issuer's metadata, fetched once and kept.
+    func discoveryDocument(issuer: String, now: Date) async throws(AcquisitionFailure) -> DiscoveryDocument {
+        if let document = discovered.withLock({ $0 }) { return document }
+        let document: DiscoveryDocument
+        do {
+            document = try await fetchDiscoveryDocument(issuer: issuer, client: client, options: config.idpOptions, now: now)
+        } catch {
+            throw AcquisitionFailure(.transient, "cannot discover the endpoints of \(issuer): \(error.message)", retryAfter: error.retryAfter)
+        }
+        discovered.withLock { $0 = document }
+        return document
     }
 
     private func tokenRequest(

@@ -80,6 +80,9 @@ public enum InboundAccess: Sendable, Equatable {
     case loopbackOnly
     /// Every request must carry `header` with the secret's value.
     case sharedSecret(header: String, secret: SecretSource)
+    /// Every request must carry the proxy's signed session cookie (browsers on another
+    /// machine, with a link from `latchkey login-link`).
+    case session(SessionSettings)
     /// Explicitly open to anyone who can reach the listener.
     case open
 }
@@ -116,12 +119,20 @@ public struct RouteConfig: Sendable, Equatable {
     public var secretQueryParameters: [String]
     /// When an identity's token is renewed and the request replayed.
     public var renewal: RenewalPolicy
+    /// Other identities than the injected one that a request may pick with the
+    /// `Latchkey-Identity` header, and that `latchkey use` may make the route's default.
+    public var selectableIdentities: [String]
+    /// Where a browser gets its web session from, if the route gives one.
+    public var handoff: HandoffConfig?
+    /// Who keeps the upstream's cookies: the client (relayed, rewritten) or the proxy.
+    public var cookieJar: CookieJarMode
 
     public init(
         name: String, listeners: [String] = [], pathPrefix: String = "/", host: String? = nil,
         upstream: UpstreamConfig, prefixReplacement: String? = "", injections: [Injection] = [],
         passClientAuthorization: Bool = false, preserveHost: Bool = false, via: String? = nil,
-        cookies: CookieRewrite = .init(), secretQueryParameters: [String] = [], renewal: RenewalPolicy = .init()
+        cookies: CookieRewrite = .init(), secretQueryParameters: [String] = [], renewal: RenewalPolicy = .init(),
+        selectableIdentities: [String] = [], handoff: HandoffConfig? = nil, cookieJar: CookieJarMode = .client
     ) {
         self.name = name
         self.listeners = listeners
@@ -136,6 +147,24 @@ public struct RouteConfig: Sendable, Equatable {
         self.cookies = cookies
         self.secretQueryParameters = secretQueryParameters
         self.renewal = renewal
+        self.selectableIdentities = selectableIdentities
+        self.handoff = handoff
+        self.cookieJar = cookieJar
+    }
+
+    /// The identity whose token the route injects, if any (validation allows one).
+    public var identity: String? {
+        injections.lazy.compactMap { injection -> String? in
+            if case .identity(let name) = injection.source { return name }
+            return nil
+        }.first
+    }
+
+    /// The identities the route may inject: the configured one first, then the selectable
+    /// ones, each once; empty on a route that injects no identity.
+    public var allowedIdentities: [String] {
+        guard let identity else { return [] }
+        return [identity] + selectableIdentities.filter { $0 != identity }
     }
 }
 
@@ -194,6 +223,16 @@ public struct Injection: Sendable, Equatable {
         self.source = source
         self.template = template
     }
+}
+
+/// `jar:` on a route.
+public enum CookieJarMode: String, Sendable, Equatable {
+    /// The upstream's Set-Cookie goes to the client (rewritten by `cookies:`), which sends
+    /// its cookies back itself: the default.
+    case client
+    /// The proxy keeps the upstream's cookies per identity, in the token store, and sends
+    /// them with every request of the identity's jar routes: all clients share one session.
+    case proxy
 }
 
 /// How the upstream's Set-Cookie is rewritten for the client.

@@ -132,8 +132,14 @@ enum ConfigSyntax {
     /// The authorization endpoint a browser is sent to. It may have a query of its own
     /// (RFC 6749 §3.1), which the request's parameters are added to.
     static func authorizationURL(_ text: String) -> Result<ParsedURL, Failure> {
+        endpointURL(text, example: "https://idp.example.com/authorize")
+    }
+
+    /// An endpoint Latchkey calls or sends a browser to: http or https, with a path and
+    /// maybe a query of its own.
+    static func endpointURL(_ text: String, example: String) -> Result<ParsedURL, Failure> {
         url(text, schemes: ["http", "https"], allowUserInfo: false, allowPath: true, allowQuery: true,
-            expected: "an http or https URL such as https://idp.example.com/authorize")
+            expected: "an http or https URL such as \(example)")
     }
 
     private static func url(

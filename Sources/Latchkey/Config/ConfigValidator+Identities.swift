@@ -93,12 +93,14 @@ extension ConfigValidator {
 
         var config = IdentityConfig(name: name, grant: grant ?? .clientCredentials)
         if grantName == "static" {
-            for key: RawIdentity.CodingKeys in [.token_url, .issuer, .client_id, .client_secret, .client_auth, .client_key_file, .client_key_id, .scope, .audience, .resource]
+            for key: RawIdentity.CodingKeys in [.token_url, .issuer, .client_id, .client_secret, .client_auth, .client_key_file, .client_key_id,
+                                                .scope, .audience, .resource, .check_on_start, .userinfo_url, .introspection_url, .revocation_url]
             where raw.present.contains(key) {
                 diagnostics.error(path / key.stringValue, "a static token has no token endpoint", expected: "only token (and acquire)")
             }
         } else {
             validateTokenEndpoint(raw, into: &config, at: path)
+            config.startupCheck = validateStartupCheck(raw, at: path)
         }
         config.scope = raw.scope
         config.audience = raw.audience
@@ -185,6 +187,12 @@ extension ConfigValidator {
             }
         case (.some, .some):
             diagnostics.error(path, "both token_url and issuer", expected: "token_url, or issuer to discover it")
+        }
+        if let url = raw.revocationURL {
+            if case .failure(let failure) = ConfigSyntax.upstreamURL(url) {
+                diagnostics.error(path / "revocation_url", failure.message, expected: failure.expected)
+            }
+            config.revocationURL = url
         }
         config.clientID = raw.clientID
         if let rawSecret = raw.clientSecret { config.clientSecret = secretSource(rawSecret, at: path / "client_secret") }

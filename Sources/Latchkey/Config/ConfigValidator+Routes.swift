@@ -163,6 +163,17 @@ extension ConfigValidator {
 
         let cookies = validateCookies(raw.cookies, at: path / "cookies")
         let renewal = validateRenewal(raw, at: path)
+        let selectable = validateSelectableIdentities(
+            raw.selectableIdentities, injected: identityInjection?.name,
+            wroteIdentity: raw.inject?.decoded.contains { $0.element.identity != nil } ?? false,
+            identities: identities, at: path / "selectable_identities")
+        let handoff = validateHandoff(raw.handoff, upstream: upstream, injects: !injections.isEmpty || raw.inject?.items.isEmpty == false,
+                                      at: path / "handoff")
+        let cookieJar = validateCookieJar(raw.jar, identity: identityInjection?.name, at: path / "jar")
+        if cookieJar == .proxy, handoff?.beforeFirstPage == true {
+            diagnostics.error(path / "handoff" / "before_first_page", "a browser's first page with jar: proxy",
+                              expected: "no before_first_page: the proxy's jar is filled on the first 401 of any client")
+        }
 
         var secretQueryParameters: [String] = []
         for (paramIndex, param) in raw.secretQueryParams?.decoded ?? [] {
@@ -178,7 +189,8 @@ extension ConfigValidator {
             name: name, listeners: routeListeners, pathPrefix: prefix, host: host, upstream: upstream,
             prefixReplacement: replacement, injections: injections,
             passClientAuthorization: raw.passClientAuthorization ?? false, preserveHost: raw.preserveHost ?? false,
-            via: raw.via, cookies: cookies, secretQueryParameters: secretQueryParameters, renewal: renewal
+            via: raw.via, cookies: cookies, secretQueryParameters: secretQueryParameters, renewal: renewal,
+            selectableIdentities: selectable, handoff: handoff, cookieJar: cookieJar
         )
     }
 
@@ -312,7 +324,7 @@ extension ConfigValidator {
         return nil
     }
 
-    private mutating func known(_ name: String, in names: Set<String>, kind: String, section: String, at path: ConfigPath) -> Bool {
+    mutating func known(_ name: String, in names: Set<String>, kind: String, section: String, at path: ConfigPath) -> Bool {
         guard !names.contains(name) else { return true }
         let known = names.sorted()
         var message = "unknown \(kind)\(ConfigSyntax.quoted(name))"

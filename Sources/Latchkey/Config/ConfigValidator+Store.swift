@@ -13,7 +13,9 @@ extension ConfigValidator {
             }
         }
         let keys: [(key: String, given: Bool, usedBy: [TokenStoreSettings.Kind])] = [
-            ("path", raw.path != nil, [.file]),
+            // With Redis, the directory keeps what is not a token: the identities `latchkey
+            // use` chose for routes (RouteIdentityFile).
+            ("path", raw.path != nil, [.file, .redis]),
             ("key_file", raw.keyFile != nil, [.file, .redis]),
             ("url", raw.url != nil, [.redis]),
             ("key_prefix", raw.keyPrefix != nil, [.redis]),
@@ -24,11 +26,9 @@ extension ConfigValidator {
                               expected: "type: \(usedBy.map(\.rawValue).joined(separator: " or ")), or no \(key)")
         }
         guard settings.kind != .memory else { return settings }
-        if settings.kind == .file {
-            settings.directory = storePath(raw.path, at: path / "path", expected: "the directory for the token files")
-        } else {
-            settings.redis = validateRedis(raw, at: path)
-        }
+        settings.directory = storePath(raw.path, at: path / "path", expected: settings.kind == .file
+            ? "the directory for the token files" : "the directory for the identities chosen with latchkey use")
+        if settings.kind == .redis { settings.redis = validateRedis(raw, at: path) }
         settings.keyFile = storePath(raw.keyFile, at: path / "key_file", expected: "the file holding the store key")
         if let keyFile = settings.keyFile { checkReadableFile(keyFile, at: path / "key_file") }
         return settings
@@ -62,7 +62,7 @@ extension ConfigValidator {
 
     /// A path taken against the config file's directory. `~` is not a shell's: refused
     /// rather than taken as a directory named "~".
-    private mutating func storePath(_ raw: String?, at path: ConfigPath, expected: String) -> String? {
+    mutating func storePath(_ raw: String?, at path: ConfigPath, expected: String) -> String? {
         guard let raw else { return nil }
         guard !raw.isEmpty, !raw.utf8.contains(0) else {
             diagnostics.error(path, raw.isEmpty ? "empty path" : "NUL in the path", expected: expected)

@@ -137,8 +137,9 @@ struct ConfigValidator {
                 diagnostics.error(
                     itemPath / "listen",
                     "a listener on \(address) can be reached from other machines and would let them use the credentials; "
-                        + "add inbound.shared_secret to require a secret header, or inbound.open: true to allow anyone who can reach it",
-                    expected: "inbound.shared_secret or inbound.open: true"
+                        + "add inbound.shared_secret to require a secret header, inbound.session for browsers with a login link, "
+                        + "or inbound.open: true to allow anyone who can reach it",
+                    expected: "inbound.shared_secret, inbound.session or inbound.open: true"
                 )
             }
             result.configs.append(ListenerConfig(
@@ -151,14 +152,17 @@ struct ConfigValidator {
     private mutating func validateInbound(_ raw: RawInbound?, at path: ConfigPath) -> InboundAccess {
         guard let raw else { return .loopbackOnly }
         let open = raw.open ?? false
-        if open, raw.sharedSecret != nil {
-            diagnostics.error(path, "both shared_secret and open: true", expected: "one of shared_secret or open: true")
+        let given = [raw.sharedSecret.map { _ in "shared_secret" }, raw.session.map { _ in "session" }, open ? "open: true" : nil]
+            .compactMap { $0 }
+        if given.count > 1 {
+            diagnostics.error(path, "more than one check (\(given.joined(separator: ", ")))", expected: "one of shared_secret, session or open: true")
             return .loopbackOnly
         }
         if open { return .open }
+        if let session = raw.session { return validateSession(session, at: path / "session").map(InboundAccess.session) ?? .loopbackOnly }
         guard let shared = raw.sharedSecret else {
             if raw.open == nil {
-                diagnostics.error(path, "inbound names no check", expected: "shared_secret or open: true")
+                diagnostics.error(path, "inbound names no check", expected: "shared_secret, session or open: true")
             }
             return .loopbackOnly
         }

@@ -96,6 +96,9 @@ public struct IdentityConfig: Sendable, Equatable {
     public var tokenURL: String?
     /// Discover the endpoints from this issuer's metadata (RFC 8414 / OpenID Connect).
     public var issuer: String?
+    /// The revocation endpoint (RFC 7009) `latchkey logout` calls; without it, the
+    /// issuer's metadata may name one.
+    public var revocationURL: String?
     /// TLS, proxy and timeouts for every request to the IdP.
     public var idpOptions: UpstreamOptions
     public var clientID: String?
@@ -113,6 +116,17 @@ public struct IdentityConfig: Sendable, Equatable {
     /// A command run on each auth-state change, with the identity and the event in its
     /// environment (never a token, and nothing secret in its arguments).
     public var hook: [String]
+    /// How a token restored from the store is checked with the IdP before its first use.
+    public var startupCheck: StartupCheck?
+
+    /// The IdP endpoint that says whether it still accepts a token (as Auth0's SDKs ask
+    /// at start); nil takes it from the issuer's metadata.
+    public enum StartupCheck: Sendable, Equatable {
+        /// OIDC userinfo, asked with the token itself (Auth0).
+        case userinfo(url: String?)
+        /// RFC 7662 introspection, asked with the client's authentication.
+        case introspection(url: String?)
+    }
 
     public init(
         name: String, grant: Grant, tokenURL: String? = nil, idpOptions: UpstreamOptions = .init(),
@@ -124,6 +138,7 @@ public struct IdentityConfig: Sendable, Equatable {
         self.grant = grant
         self.tokenURL = tokenURL
         self.issuer = nil
+        self.revocationURL = nil
         self.idpOptions = idpOptions
         self.clientID = clientID
         self.clientAuth = clientAuth
@@ -134,6 +149,7 @@ public struct IdentityConfig: Sendable, Equatable {
         self.acquireEagerly = acquireEagerly
         self.timing = timing
         self.hook = []
+        self.startupCheck = nil
     }
 
     /// The grants a `grant:` key may name.

@@ -93,16 +93,37 @@ struct RawListener: Decodable {
 
 struct RawInbound: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case shared_secret, open
+        case shared_secret, session, open
     }
 
     var sharedSecret: RawSharedSecret?
+    var session: RawSession?
     var open: Bool?
 
     init(from decoder: any Decoder) throws {
-        let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping with shared_secret or open")
+        let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping with shared_secret, session or open")
         sharedSecret = f(.shared_secret)
+        session = f(.session)
         open = f(.open)
+    }
+}
+
+struct RawSession: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case key_file, previous_key_files, lifetime, link_lifetime
+    }
+
+    var keyFile: String?
+    var previousKeyFiles: LenientList<String>?
+    var lifetime: RawDuration?
+    var linkLifetime: RawDuration?
+
+    init(from decoder: any Decoder) throws {
+        let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping with key_file")
+        keyFile = f(.key_file)
+        previousKeyFiles = f(.previous_key_files)
+        lifetime = f(.lifetime)
+        linkLifetime = f(.link_lifetime)
     }
 }
 
@@ -149,7 +170,7 @@ struct RawRoute: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, listeners, path, host, upstream, strip_prefix, replace_prefix, inject
         case pass_client_authorization, preserve_host, via, cookies, secret_query_params
-        case renew_on, renew_on_invalid_token, replay_limit
+        case renew_on, renew_on_invalid_token, replay_limit, selectable_identities, handoff, jar
     }
 
     var name: String?
@@ -168,6 +189,9 @@ struct RawRoute: Decodable {
     var renewOn: LenientList<Int>?
     var renewOnInvalidToken: Bool?
     var replayLimit: RawByteSize?
+    var selectableIdentities: LenientList<String>?
+    var handoff: RawHandoff?
+    var jar: String?
 
     init(from decoder: any Decoder) throws {
         let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping with path and upstream")
@@ -187,6 +211,29 @@ struct RawRoute: Decodable {
         renewOn = f(.renew_on)
         renewOnInvalidToken = f(.renew_on_invalid_token)
         replayLimit = f(.replay_limit)
+        selectableIdentities = f(.selectable_identities)
+        handoff = f(.handoff)
+        jar = f(.jar)
+    }
+}
+
+/// `handoff: { url, method, expect_status, before_first_page }` on a route.
+struct RawHandoff: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case url, method, expect_status, before_first_page
+    }
+
+    var url: String?
+    var method: String?
+    var expectStatus: LenientList<Int>?
+    var beforeFirstPage: Bool?
+
+    init(from decoder: any Decoder) throws {
+        let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping with the handoff endpoint's url")
+        url = f(.url)
+        method = f(.method)
+        expectStatus = f(.expect_status)
+        beforeFirstPage = f(.before_first_page)
     }
 }
 

@@ -7,7 +7,8 @@ struct RawIdentity: Decodable {
         case key_file, service_account_file, assertion_issuer, subject, assertion_audience, key_id
         case subject_token_file, subject_token_type, requested_token_type
         case client_key_file, client_key_id, hook, issuer
-        case authorization_url, redirect_port, redirect_path, device_authorization_url
+        case authorization_url, redirect_port, redirect_path, device_authorization_url, revocation_url
+        case check_on_start, userinfo_url, introspection_url
     }
 
     var grant: String?
@@ -46,6 +47,11 @@ struct RawIdentity: Decodable {
     var redirectPort: Int?
     var redirectPath: String?
     var deviceAuthorizationURL: String?
+    /// Where `latchkey logout` revokes the tokens (RFC 7009), when discovery does not say.
+    var revocationURL: String?
+    var checkOnStart: String?
+    var userinfoURL: String?
+    var introspectionURL: String?
     /// The keys the document gave, to report those the chosen grant does not use.
     var present: Set<CodingKeys>
 
@@ -85,6 +91,10 @@ struct RawIdentity: Decodable {
         redirectPort = f(.redirect_port)
         redirectPath = f(.redirect_path)
         deviceAuthorizationURL = f(.device_authorization_url)
+        revocationURL = f(.revocation_url)
+        checkOnStart = f(.check_on_start)
+        userinfoURL = f(.userinfo_url)
+        introspectionURL = f(.introspection_url)
         present = Set(CodingKeys.allCases.filter(f.contains))
     }
 }

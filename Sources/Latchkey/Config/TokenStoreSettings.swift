@@ -28,8 +28,10 @@ public struct TokenStoreSettings: Sendable, Equatable {
     }
 
     public var kind: Kind
-    /// The file store's directory; nil for the default, `$XDG_STATE_HOME/latchkey` or
-    /// `~/.local/state/latchkey`, found when the store is opened.
+    /// The file store's directory, which also keeps the identities `latchkey use` chose for
+    /// routes (with Redis too: only tokens and cookie jars go to Redis); nil for the
+    /// default, `$XDG_STATE_HOME/latchkey` or `~/.local/state/latchkey`, found when the
+    /// store is opened.
     public var directory: String?
     /// A file holding the key that seals the file store's files or the Redis store's
     /// values; the key may also come from `LATCHKEY_STORE_KEY` or a systemd credential.
@@ -44,7 +46,7 @@ public struct TokenStoreSettings: Sendable, Equatable {
         self.redis = redis
     }
 
-    /// The file store's directory. The XDG Base Directory Specification: `$XDG_STATE_HOME`
+    /// The store's directory. The XDG Base Directory Specification: `$XDG_STATE_HOME`
     /// when set to an absolute path (a relative one is invalid and ignored), else
     /// `$HOME/.local/state`.
     public func resolvedDirectory(environment: [String: String]) throws(TokenStoreError) -> String {

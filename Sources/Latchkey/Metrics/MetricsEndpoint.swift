@@ -1,5 +1,3 @@
-import LatchkeyHTTP
-import LatchkeyServer
 import Prometheus
 
 /// `GET /.latchkey/metrics`: every series in the registry, in the Prometheus text
@@ -13,30 +11,13 @@ struct MetricsEndpoint: Sendable {
 
     let registry: PrometheusCollectorRegistry
 
-    /// Asked of every request that passed the listener's checks: the length comparison
-    /// first spares the others a string comparison.
+    /// Asked of every request that passed the listener's checks.
     static func serves(path: Substring) -> Bool {
-        path.utf8.count == Self.path.utf8.count && path == Self.path
+        AdminResponse.isPath(path, Self.path)
     }
 
-    struct Response {
-        var status: Int
-        var fields: HTTPFields
-        var body: [UInt8]
-    }
-
-    /// The exposition for GET and HEAD (the server leaves out a HEAD response's body); 405
-    /// with `Allow` for any other method (RFC 9110 §15.5.6).
-    func response(method: String) -> Response {
-        guard method == "GET" || method == "HEAD" else {
-            let document = ErrorDocument(status: 405, error: "method_not_allowed", message: "the metrics endpoint answers GET and HEAD")
-            var fields = document.fields
-            fields.append(name: "Allow", value: "GET, HEAD")
-            return Response(status: document.status, fields: fields, body: document.body)
-        }
-        var fields = HTTPFields()
-        fields.append(name: "Content-Type", value: Self.contentType)
-        fields.append(name: "Cache-Control", value: "no-store")
-        return Response(status: 200, fields: fields, body: registry.emitToBuffer())
+    /// The exposition for GET and HEAD; 405 for any other method.
+    func response(method: String) -> AdminResponse {
+        AdminResponse.readOnly(method: method, endpoint: "the metrics endpoint", contentType: Self.contentType) { registry.emitToBuffer() }
     }
 }

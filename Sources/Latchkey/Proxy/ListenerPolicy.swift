@@ -1,3 +1,4 @@
+import LatchkeyAuth
 import LatchkeyHTTP
 import LatchkeyServer
 
@@ -13,12 +14,22 @@ struct ListenerPolicy: Sendable {
         case none
         /// Header name, and the credential name holding the expected value.
         case sharedSecret(header: String, credential: String)
+        /// The proxy's own session cookie.
+        case session(SessionGate)
     }
 
-    init(config: ListenerConfig, bound: SocketAddress) {
+    /// The listeners speak plain HTTP (TLS is for a terminating proxy in front); a browser
+    /// drops a Secure cookie set over plain HTTP (RFC 6265bis §5.7), so the proxy's cookies
+    /// are Secure only where clients reach it over TLS.
+    static let clientsUseTLS = false
+
+    /// Throws when a session listener's key files cannot be read or are not private.
+    init(config: ListenerConfig, bound: SocketAddress) throws(CryptoError) {
         switch config.inbound {
         case .sharedSecret(let header, _):
             inbound = .sharedSecret(header: header, credential: Config.inboundSecretName(listener: config.name))
+        case .session(let settings):
+            inbound = .session(try SessionGate(settings: settings))
         case .loopbackOnly, .open:
             inbound = .none
         }

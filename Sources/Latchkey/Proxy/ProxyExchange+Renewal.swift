@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import LatchkeyAuth
 import LatchkeyHTTP
 import LatchkeyLoop
@@ -65,26 +60,11 @@ extension ProxyExchange {
         case .success(let token):
             startTransfer(token: token)
             exchange.resumeRequestBody()
-        case .failure(.loginRequired(let reason)):
-            answer(ErrorDocument(status: 401, error: "login_required",
-                                 message: "identity \(identity.name) needs a login (\(reason)): run `latchkey login \(identity.name)`",
-                                 route: route.name), outcome: "login_required")
-        case .failure(.failing(let reason, let retryAt)):
-            let seconds = max(1, Int(retryAt.timeIntervalSinceNow.rounded(.up)))
-            var fields = HTTPFields()
-            fields.append(name: "Retry-After", value: String(seconds))
-            answer(ErrorDocument(status: 503, error: "identity_unavailable",
-                                 message: "no token for identity \(identity.name): \(reason); next attempt in \(seconds) s",
-                                 route: route.name), extraFields: fields, outcome: "identity_unavailable")
+        case .failure(let unavailable):
+            let refusal = IdentityRefusal(unavailable, identity: identity.name, route: route.name)
+            answer(refusal.document, extraFields: refusal.fields, outcome: refusal.document.error)
         }
     }
-}
-
-/// Carries a loop-confined object through a `Sendable` closure that runs it on the same
-/// loop again. The loop's thread is the only one that touches `value`.
-private struct LoopBound<Value: AnyObject>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
 
 extension RenewalPolicy {

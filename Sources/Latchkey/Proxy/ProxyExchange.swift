@@ -14,7 +14,7 @@ import Logging
 final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     let exchange: ServerExchange
     let route: Route
-    private let rewriter: ResponseRewriter
+    let rewriter: ResponseRewriter
     /// The loop's handler outlives every exchange on it.
     unowned(unsafe) let handler: ProxyHandler
     let blueprint: RequestBlueprint
@@ -24,6 +24,8 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     var transfer: UpstreamTransfer?
     /// The request was sent again with a renewed token: a second refusal goes to the client.
     var replayed = false
+    /// Set when the upstream refused a navigation and the browser is being handed a session.
+    var handoff: HandoffExchange?
     private var headSent = false
     var done = false
 
@@ -38,7 +40,8 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
         self.handler = handler
         self.blueprint = blueprint
         self.identity = identity
-        let replayable = identity?.renewable == true
+        // Sent again after a token renewal, or after a handoff has filled the proxy's jar.
+        let replayable = identity?.renewable == true || (route.keepsCookies && route.handoff != nil)
         let declaredLength: UInt64? = if case .length(let length) = exchange.head.framing { length } else { nil }
         body = RequestBodyRecord(replayLimit: replayable ? route.renewal.replayLimit : nil, declaredLength: declaredLength)
     }
@@ -47,7 +50,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     /// hands it the body bytes that are already here.
     func startTransfer(token: IssuedToken?) {
         self.token = token
-        let transfer = handler.upstream.start(blueprint.request(for: route, token: token), delegate: self)
+        let transfer = handler.upstream.start(blueprint.request(for: route, token: token, jar: cookieJar), delegate: self)
         self.transfer = transfer
         let pending = body.forNewTransfer()
         if !pending.isEmpty { pending.withUnsafeBytes { transfer.sendBody($0) } }
@@ -81,6 +84,15 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: HTTPFields) {
         guard !done else { return }
         var fields = fields
+        if status == 401, let settings = route.handoff, let caller = handler.context.handoffCaller {
+            // The proxy's jar lacks the session: the handoff fills it, the request goes again.
+            if route.keepsCookies {
+                if !replayed, body.complete { return refillJar(after: transfer, settings: settings, caller: caller) }
+            } else if BrowserNavigation.isNavigation(exchange.head) {
+                // A page that wants a web session: the browser gets one, not a renewed token.
+                return handOff(after: transfer, settings: settings, caller: caller)
+            }
+        }
         if identity != nil, !replayed, route.renewal.refuses(status: status, fields: fields) {
             guard renewAfterRefusal(of: transfer) else { return }
             fields.append(name: "Latchkey-Token-Renewed", value: "true")
@@ -99,7 +111,15 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
             }
         }
         fields.removeHopByHop()
+        if route.keepsCookies, fields.contains("Set-Cookie") {
+            // curl's cookie engine has taken them into the jar; the client needs none.
+            fields.removeAll(named: "Set-Cookie")
+            identity?.cookiesChanged()
+        }
         rewriter.rewrite(&fields)
+        if route.handoff != nil, HandoffMarks.presentsGuard(exchange.head.fields) {
+            fields.append(name: "Set-Cookie", value: HandoffMarks.clearingGuard(route: route))
+        }
         if let via = route.via {
             let hop = "1.1 \(via)"
             if let existing = fields["Via"] { fields.set(name: "Via", value: existing + ", " + hop) } else { fields.append(name: "Via", value: hop) }
@@ -148,6 +168,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     }
 
     func exchangeAborted(_ reason: ExchangeEnd) {
+        handoff?.exchangeAborted(reason)
         guard !done else { return }
         done = true
         let transfer = self.transfer
@@ -167,6 +188,9 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
         handler.context.metrics.refused(document.error)
         handler.record(exchange, route: route, outcome: outcome)
     }
+
+    /// The identity's jar on a route with `jar: proxy`.
+    var cookieJar: CookieJar? { route.keepsCookies ? identity?.cookieJar : nil }
 
     /// This route's series.
     var metrics: RouteMetrics { handler.context.metrics.routes[route.index] }

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import LatchkeyAuth
 import LatchkeyHTTP
 import LatchkeyLoop
@@ -16,6 +21,10 @@ struct ProxyContext: Sendable {
     let metrics: ProxyMetrics
     let metricsEndpoint: MetricsEndpoint
     let readiness: Readiness
+    let identitiesEndpoint: IdentitiesEndpoint
+    /// Calls handoff endpoints; nil when no route has one.
+    let handoffCaller: HandoffCaller?
+    let handoffMarks: HandoffMarks
     let logger: Logger
 }
 
@@ -59,21 +68,50 @@ final class ProxyHandler: ServerHandler {
                 return answer(exchange, ErrorDocument(status: 403, error: "forbidden", message: "the \(header) header does not match"))
             }
         }
+        if case .session(let gate) = policy.inbound {
+            if head.target == SessionGate.loginPath || head.target.hasPrefix(SessionGate.loginPath + "?") {
+                return redeemLoginLink(exchange, gate: gate)
+            }
+            guard gate.admits(head.fields, now: Date()) else {
+                return answer(exchange, ErrorDocument(status: 401, error: "unauthorized",
+                    message: "this listener requires a session: open a login link made by `latchkey login-link ROUTE`"))
+            }
+        }
         guard let target = RequestTarget(head.target) else {
             return answer(exchange, ErrorDocument(status: 400, error: "bad_request",
                 message: "the request target must be an absolute path without dot-segments"))
         }
-        // Metrics name routes and identities and show traffic: only for those who pass the
-        // listener's checks above (see MetricsEndpoint).
+        // Metrics and identities name routes and identities, and metrics show traffic:
+        // only for those who pass the listener's checks above (see MetricsEndpoint).
         if MetricsEndpoint.serves(path: target.path) {
-            let response = context.metricsEndpoint.response(method: head.method)
-            exchange.respond(status: response.status, fields: response.fields, body: response.body)
-            return LocalAnswer.shared
+            return answer(exchange, context.metricsEndpoint.response(method: head.method))
+        }
+        if IdentitiesEndpoint.serves(path: target.path) {
+            return answer(exchange, context.identitiesEndpoint.response(method: head.method))
+        }
+        // `/.latchkey/handoff?to=PAGE` hands off for PAGE's route, then sends the browser there.
+        var requestedHandoff: String?
+        var routedPath = target.path
+        if target.path == HandoffDestination.path {
+            switch HandoffDestination.page(query: target.query) {
+            case .page(let page) where head.method == "GET" || head.method == "HEAD":
+                requestedHandoff = page
+                routedPath = RequestTarget(page)?.path ?? routedPath
+            case .page:
+                return answer(exchange, ErrorDocument(status: 405, error: "method_not_allowed", message: "\(HandoffDestination.path) takes GET or HEAD"))
+            case .refused(let document):
+                return answer(exchange, document)
+            }
         }
         // Lower-cased only for tables that match on it.
         let routeHost = context.routes.anyRouteNamesHost ? host.map { Substring(RequestTarget.hostWithoutPort($0).lowercased()) } : nil
-        guard let route = context.routes.match(listener: exchange.listener.index, path: target.path, host: routeHost) else {
+        guard let route = context.routes.match(listener: exchange.listener.index, path: routedPath, host: routeHost) else {
             return answer(exchange, ErrorDocument(status: 404, error: "no_route", message: "no route matches this request's path"))
+        }
+        if requestedHandoff != nil, route.handoff == nil || route.keepsCookies {
+            let reason = route.keepsCookies ? "keeps its web session in the proxy (jar: proxy)" : "has no handoff"
+            return answer(exchange, ErrorDocument(status: 404, error: "no_route", message: "the route of that page \(reason)",
+                                                  route: route.name), route: route)
         }
         if route.injectsCredentials && CrossSiteCheck.isCrossSite(head.fields, host: host) {
             return answer(exchange, ErrorDocument(status: 403, error: "cross_site",
@@ -86,12 +124,26 @@ final class ProxyHandler: ServerHandler {
                 message: "the credential \(name) has no value", route: route.name), route: route)
         }
 
+        let identity: Identity?
+        switch IdentityHeader.choose(for: route, fields: head.fields, isKnown: { context.identities[$0] != nil }) {
+        case .use(let chosen): identity = chosen
+        case .refuse(let document): return answer(exchange, document, route: route)
+        }
+
         let inboundHeader: String? = if case .sharedSecret(let header, _) = policy.inbound { header } else { nil }
         let blueprint = RequestBlueprint(head: head, target: target, clientHost: host, peer: exchange.peer,
                                          inboundHeader: inboundHeader, credentials: credentials)
         let rewriter = ResponseRewriter(route: route, clientHost: host, clientOnLoopback: exchange.peer?.isLoopback ?? true)
+        if let handoff = route.handoff, !route.keepsCookies, let caller = context.handoffCaller,
+           let destination = requestedHandoff ?? (handoff.beforeFirstPage && BrowserNavigation.isNavigation(head)
+               && !HandoffMarks.hasHandedOff(head.fields) ? head.target : nil) {
+            let handoffExchange = HandoffExchange(exchange: exchange, route: route, handoff: handoff, handler: self,
+                                                  destination: destination, rewriter: rewriter)
+            handoffExchange.start(caller: caller, identity: identity, credentials: credentials)
+            return handoffExchange
+        }
         let proxied = ProxyExchange(exchange: exchange, route: route, rewriter: rewriter, handler: self, blueprint: blueprint,
-                                    identity: route.identity.flatMap { context.identities[$0] })
+                                    identity: identity)
         proxied.start()
         return proxied
     }
@@ -116,10 +168,25 @@ final class ProxyHandler: ServerHandler {
     }
 
     /// Answers with the proxy's own error instead of forwarding.
-    private func answer(_ exchange: ServerExchange, _ document: ErrorDocument, route: Route? = nil) -> ExchangeHandler {
+    func answer(_ exchange: ServerExchange, _ document: ErrorDocument, route: Route? = nil) -> ExchangeHandler {
         exchange.respond(document)
         context.metrics.refused(document.error)
         record(exchange, route: route)
+        return LocalAnswer.shared
+    }
+
+    /// A proxy error for a browser's window: the HTML page, counted and logged as every
+    /// refusal is.
+    func answerWithPage(_ exchange: ServerExchange, _ document: ErrorDocument, extraFields: HTTPFields = HTTPFields(), route: Route?) {
+        var fields = document.pageFields
+        for field in extraFields { fields.append(field) }
+        exchange.respond(status: document.status, fields: fields, body: document.pageBody)
+        context.metrics.refused(document.error)
+        record(exchange, route: route, outcome: document.error)
+    }
+
+    private func answer(_ exchange: ServerExchange, _ response: AdminResponse) -> ExchangeHandler {
+        exchange.respond(status: response.status, fields: response.fields, body: response.body)
         return LocalAnswer.shared
     }
 

@@ -15,8 +15,9 @@ struct RequestBlueprint {
     let inboundHeader: String?
     let credentials: CredentialSnapshot
 
-    func request(for route: Route, token: IssuedToken?) -> UpstreamRequest {
-        UpstreamRequestBuilder.build(
+    /// `jar`: the identity's cookie jar on a route with `jar: proxy`.
+    func request(for route: Route, token: IssuedToken?, jar: CookieJar?) -> UpstreamRequest {
+        var request = UpstreamRequestBuilder.build(
             head: head, route: route, path: target.path, query: target.query, clientHost: clientHost,
             peer: peer, removingField: inboundHeader, credential: { source in
                 switch source {
@@ -24,5 +25,7 @@ struct RequestBlueprint {
                 case .identity: token?.accessToken
                 }
             })
+        request.cookieJar = jar
+        return request
     }
 }

@@ -76,27 +76,46 @@ struct ResponseRewriter {
     /// RFC 6265 §4.1: Domain is removed or mapped, Path mapped to the route's prefix,
     /// Secure dropped only for plain-HTTP loopback clients when configured.
     func rewriteSetCookie(_ header: String) -> String {
+        rewriteSetCookie(header, domain: route.cookies.domain, mapPath: route.cookies.mapPath,
+                         keepSecure: !(route.cookies.dropSecureOnLoopback && clientOnLoopback))
+    }
+
+    /// A handoff endpoint's cookie for the browser: the session must work on the proxy's
+    /// origin whatever the route's `cookies:` say about relayed ones. Domain removed (a
+    /// host-only cookie of the proxy), Path mapped (the route's prefix when the endpoint
+    /// gave none, since the browser's default path would be the redirect's), Secure only
+    /// when the client speaks HTTPS to the proxy; the other attributes kept.
+    func rewriteHandoffCookie(_ header: String) -> String {
+        rewriteSetCookie(header, domain: .remove, mapPath: true, keepSecure: ListenerPolicy.clientsUseTLS, pathIfMissing: route.pathPrefix)
+    }
+
+    private func rewriteSetCookie(_ header: String, domain: CookieRewrite.DomainRule, mapPath: Bool, keepSecure: Bool,
+                                  pathIfMissing: String? = nil) -> String {
         var parts = header.split(separator: ";", omittingEmptySubsequences: false).map { $0.trimmingSpaces() }
         guard !parts.isEmpty else { return header }
         var result = [String(parts.removeFirst())]
+        var hasPath = false
         for attribute in parts {
             let name = attribute.prefix { $0 != "=" }.lowercased()
             switch name {
             case "domain":
-                switch route.cookies.domain {
+                switch domain {
                 case .remove: continue
                 case .keep: result.append(String(attribute))
                 case .map(let domain): result.append("Domain=" + domain)
                 }
-            case "path" where route.cookies.mapPath:
+            case "path" where mapPath:
+                hasPath = true
                 let value = attribute.drop { $0 != "=" }.dropFirst()
                 result.append("Path=" + (mapUpstreamPath(value) ?? route.pathPrefix))
-            case "secure" where route.cookies.dropSecureOnLoopback && clientOnLoopback:
+            case "secure" where !keepSecure:
                 continue
             default:
+                if name == "path" { hasPath = true }
                 result.append(String(attribute))
             }
         }
+        if !hasPath, let pathIfMissing { result.append("Path=" + pathIfMissing) }
         return result.joined(separator: "; ")
     }
 }

@@ -1,3 +1,4 @@
+import LatchkeyAuth
 import LatchkeyUpstream
 
 /// A route compiled for the hot path: strings pre-split and lower-cased once, so matching
@@ -23,12 +24,16 @@ final class Route: Sendable {
     /// The query parameters this route injects: they never travel back to the client.
     let injectedQueryParameters: Set<String>
     let options: UpstreamOptions
-    /// The identity whose token the route injects, if any (validation allows one).
-    let identity: String?
+    /// The identities whose tokens the route may inject; nil when it injects none.
+    let identities: RouteIdentities?
     let renewal: RenewalPolicy
+    let handoff: HandoffConfig?
+    /// `jar: proxy`: the identity's jar goes with every request, and the upstream's cookies
+    /// stay with the proxy.
+    let keepsCookies: Bool
 
     /// nil when the upstream URL cannot be taken apart (validation has ruled that out).
-    init?(_ config: RouteConfig, index: Int, listenerIndex: [String: Int]) {
+    init?(_ config: RouteConfig, index: Int, listenerIndex: [String: Int], identities: [String: Identity]) {
         guard let target = UpstreamTarget(url: config.upstream.url) else { return nil }
         let injectedQuery = config.injections.compactMap { injection -> String? in
             if case .query(let name) = injection.target { return name }
@@ -49,8 +54,10 @@ final class Route: Sendable {
         secretQueryParameters = Set(config.secretQueryParameters + injectedQuery)
         injectedQueryParameters = Set(injectedQuery)
         options = config.upstream.options
-        identity = config.identity
+        self.identities = RouteIdentities(config, identities: identities)
         renewal = config.renewal
+        handoff = config.handoff
+        keepsCookies = config.cookieJar == .proxy
     }
 
     var injectsCredentials: Bool { !injections.isEmpty }
@@ -71,16 +78,6 @@ final class Route: Sendable {
         if rest.isEmpty { return upstream.basePath.isEmpty ? "/" : upstream.basePath }
         if rest.first != "/" { rest = "/" + rest }
         return upstream.basePath + rest
-    }
-}
-
-extension RouteConfig {
-    /// The identity whose token the route injects, if any (validation allows one).
-    var identity: String? {
-        injections.lazy.compactMap { injection -> String? in
-            if case .identity(let name) = injection.source { return name }
-            return nil
-        }.first
     }
 }
 

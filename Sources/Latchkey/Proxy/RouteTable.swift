@@ -1,3 +1,4 @@
+import LatchkeyAuth
 import LatchkeyUpstream
 
 /// The routes of one configuration, compiled once and shared read-only by every loop.
@@ -10,15 +11,26 @@ struct RouteTable: Sendable {
     let allSecretQueryParameters: Set<String>
     /// Whether any route names a Host: if none does, matching needs no Host at all.
     let anyRouteNamesHost: Bool
+    /// The routes that may inject more than one identity, by name: where `latchkey use`
+    /// has a choice to make.
+    let selectable: [String: RouteIdentities]
 
-    init(config: Config) {
+    /// `identities`: the running identities by name, which routes inject.
+    init(config: Config, identities: [String: Identity] = [:]) {
         let listenerIndex = Dictionary(uniqueKeysWithValues: config.listeners.enumerated().map { ($1.name, $0) })
-        routes = config.routes.enumerated().compactMap { Route($1, index: $0, listenerIndex: listenerIndex) }.sorted { a, b in
+        routes = config.routes.enumerated().compactMap { Route($1, index: $0, listenerIndex: listenerIndex, identities: identities) }.sorted { a, b in
             if a.pathPrefix.count != b.pathPrefix.count { return a.pathPrefix.count > b.pathPrefix.count }
             return (a.host != nil) && (b.host == nil)
         }
         allSecretQueryParameters = routes.reduce(into: []) { $0.formUnion($1.secretQueryParameters) }
         anyRouteNamesHost = routes.contains { $0.host != nil }
+        selectable = Dictionary(uniqueKeysWithValues: routes.compactMap { route in
+            route.identities.flatMap { $0.allowed.count > 1 ? (route.name, $0) : nil }
+        })
+    }
+
+    func route(named name: String) -> Route? {
+        routes.first { $0.name == name }
     }
 
     /// `host` is the request's Host without port, lower-cased.

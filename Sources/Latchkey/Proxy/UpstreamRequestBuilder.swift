@@ -24,9 +24,10 @@ enum UpstreamRequestBuilder {
         let dropAuthorization = route.injectsCredentials && !route.passClientAuthorization
         fields.removeAll { field in
             // Framing is re-made by libcurl, Host is set below, and RFC 9110 §11.7.2:
-            // credentials for this proxy are not the upstream's business.
+            // credentials for this proxy are not the upstream's business; nor is the
+            // identity a request picked.
             field.hasName("Content-Length") || field.hasName("Expect") || field.hasName("Host")
-                || field.hasName("Proxy-Authorization")
+                || field.hasName("Proxy-Authorization") || field.hasName(IdentityHeader.name)
                 || (dropAuthorization && field.hasName("Authorization"))
                 || (inboundSecretHeader.map { field.hasName($0) } ?? false)
         }
@@ -35,12 +36,32 @@ enum UpstreamRequestBuilder {
         } else {
             fields.append(name: "Host", value: route.upstream.authority)
         }
+        // The proxy's own cookies (the handoff's marks) are for the proxy alone.
+        CookieHeader.removeProxyCookies(from: &fields)
         appendForwarded(to: &fields, clientHost: clientHost, peer: peer)
         if let via = route.via {
             let hop = "\(head.version.major).\(head.version.minor) \(via)"
             if let existing = fields["Via"] { fields.set(name: "Via", value: existing + ", " + hop) } else { fields.append(name: "Via", value: hop) }
         }
 
+        let queryItems = inject(route, into: &fields, query: query, credential: credential)
+        var url = route.upstream.origin
+        url += route.upstreamPath(for: path)
+        appendQuery(to: &url, query: query, injected: queryItems)
+
+        let body: UpstreamBody
+        switch head.framing {
+        case .none: body = .none
+        case .length(let length): body = .length(length)
+        case .chunked: body = .streaming
+        }
+        return UpstreamRequest(method: head.method, url: url, fields: fields, body: body, options: route.options)
+    }
+
+    /// Attaches the route's credentials to `fields`, or to the query: returns the query's
+    /// items when an injection changed them, nil when the query stays as it was.
+    static func inject(_ route: Route, into fields: inout HTTPFields, query: Substring?,
+                       credential: (Injection.Source) -> String?) -> [String]? {
         var queryItems: [String]? = nil
         for injection in route.injections {
             guard let token = credential(injection.source) else { continue }
@@ -58,22 +79,17 @@ enum UpstreamRequestBuilder {
                 CookieHeader.set(name: name, value: value, in: &fields)
             }
         }
-        var url = route.upstream.origin
-        url += route.upstreamPath(for: path)
-        if let queryItems {
-            if !queryItems.isEmpty { url += "?" + queryItems.joined(separator: "&") }
+        return queryItems
+    }
+
+    /// `url` with its query: the injected items when `inject` changed them, else `query`.
+    static func appendQuery(to url: inout String, query: Substring?, injected items: [String]?) {
+        if let items {
+            if !items.isEmpty { url += "?" + items.joined(separator: "&") }
         } else if let query, !query.isEmpty {
             url += "?"
             url += query
         }
-
-        let body: UpstreamBody
-        switch head.framing {
-        case .none: body = .none
-        case .length(let length): body = .length(length)
-        case .chunked: body = .streaming
-        }
-        return UpstreamRequest(method: head.method, url: url, fields: fields, body: body, options: route.options)
     }
 
     /// X-Forwarded-For gets the peer appended to what earlier proxies said;
@@ -123,20 +139,5 @@ enum QueryString {
             let name = self.name(of: item)
             return secret.contains(String(name)) && name.count < item.count ? name + "=REDACTED" : String(item)
         }.joined(separator: "&")
-    }
-}
-
-/// The Cookie request field (RFC 6265 §5.4): one field, pairs separated by "; ".
-enum CookieHeader {
-    static func set(name: String, value: String, in fields: inout HTTPFields) {
-        var pairs: [String] = []
-        for field in fields.values(named: "Cookie") {
-            for pair in field.split(separator: ";") {
-                let trimmed = pair.drop { $0 == " " }
-                if QueryString.name(of: trimmed) != name { pairs.append(String(trimmed)) }
-            }
-        }
-        pairs.append(name + "=" + value)
-        fields.set(name: "Cookie", value: pairs.joined(separator: "; "))
     }
 }

@@ -16,18 +16,22 @@ public final class ProxyRuntime: Sendable {
     private let sockets: [ListeningSocket]
     private let loops: [EventLoopThread]
     private let logger: Logger
-    private let watcher: SecretWatcher
+    private let watcher: FileWatcher
     private let identities: IdentityRegistry
 
     /// `sink` receives the access log; nil disables it. The runtime's series are made with
     /// `metrics`, and `/.latchkey/metrics` renders its registry: the executable passes the
     /// factory it bootstrapped swift-metrics with, so that one endpoint shows everything.
+    /// `routeIdentities` holds what `latchkey use` chose, followed while the proxy runs.
     public init(config: Config, credentials: CredentialStore, logger: Logger, sink: LogSink?,
-                tokenStore: any TokenStore = MemoryTokenStore(),
+                tokenStore: any TokenStore = MemoryTokenStore(), routeIdentities: RouteIdentityFile? = nil,
                 metrics: PrometheusMetricsFactory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())) throws {
         self.config = config
         self.logger = logger
-        identities = try IdentityRegistry(config: config, credentials: credentials, store: tokenStore,
+        // One HTTP client for the control plane: token requests and handoff calls.
+        let hasHandoffs = config.routes.contains { $0.handoff != nil }
+        let client = IdentityRegistry.needsHTTPClient(config) || hasHandoffs ? try AuthHTTPClient() : nil
+        identities = try IdentityRegistry(config: config, credentials: credentials, store: tokenStore, client: client,
                                           logger: Logger(label: "latchkey.auth"), metrics: metrics)
         var sockets: [ListeningSocket] = []
         for (index, listener) in config.listeners.enumerated() {
@@ -40,18 +44,32 @@ public final class ProxyRuntime: Sendable {
         self.sockets = sockets
         listeners = sockets.map(\.info)
 
-        let policies = zip(config.listeners, sockets).map { ListenerPolicy(config: $0, bound: $1.info.boundAddress) }
-        let routes = RouteTable(config: config)
+        var policies: [ListenerPolicy] = []
+        for (listener, socket) in zip(config.listeners, sockets) {
+            do {
+                policies.append(try ListenerPolicy(config: listener, bound: socket.info.boundAddress))
+            } catch {
+                throw RuntimeError("listener \(listener.name): \(error.detail)")
+            }
+        }
+        let routes = RouteTable(config: config, identities: identities.identities)
+        // Before any request: the first one already gets the identity `latchkey use` chose.
+        let follower = routeIdentities.map { RouteIdentityFollower(file: $0, routes: routes.selectable, logger: logger) }
+        follower?.check()
         let context = ProxyContext(
             routes: routes,
             policies: policies,
             credentials: credentials,
             identities: identities.identities,
             accessLog: AccessLog(sink: sink, enabled: config.logging.accessLog,
-                                 secretQueryParameters: routes.allSecretQueryParameters),
+                                 // Requests that match no route include login links.
+                                 secretQueryParameters: routes.allSecretQueryParameters.union([SessionGate.tokenParameter])),
             metrics: ProxyMetrics(config: config, factory: metrics),
             metricsEndpoint: MetricsEndpoint(registry: metrics.registry),
             readiness: Readiness(store: tokenStore as? any AvailabilityReportingStore, identities: Array(identities.identities.values)),
+            identitiesEndpoint: IdentitiesEndpoint(config: config, identities: identities.identities, selectable: routes.selectable),
+            handoffCaller: hasHandoffs ? client.map(HandoffCaller.init(client:)) : nil,
+            handoffMarks: HandoffMarks(signer: try MessageSigner.ephemeral()),
             logger: logger
         )
         let settings = ConnectionSettings(config.limits, loops: config.server.resolvedLoops)
@@ -69,7 +87,13 @@ public final class ProxyRuntime: Sendable {
         }
         self.loops = loops
         StoreMetrics.observe(tokenStore, factory: metrics)
-        watcher = SecretWatcher(credentials: credentials, logger: logger)
+        let secrets: @Sendable () -> Void = {
+            let changed = credentials.reloadIfChanged()
+            if !changed.isEmpty {
+                logger.info("secret files changed", metadata: ["credentials": .array(changed.map { .string($0) })])
+            }
+        }
+        watcher = FileWatcher(checks: [secrets] + (follower.map { [$0.check] } ?? []))
         identities.start()
     }
 

@@ -13,4 +13,17 @@ public enum Digest {
             return Array(digest.prefix(Int(length)))
         }
     }
+
+    /// The 32-byte HMAC-SHA256 of `message` under `key` (RFC 2104; OpenSSL's one-shot HMAC
+    /// with EVP_sha256).
+    public static func hmacSHA256(key: [UInt8], _ message: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try OpenSSLErrorQueue.isolating { () throws(CryptoError) in
+            var mac = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+            var length: UInt32 = 0
+            guard HMAC(EVP_sha256(), key, Int32(key.count), message, message.count, &mac, &length) != nil else {
+                throw CryptoError(.digestFailed, detail: "HMAC-SHA256 failed: \(OpenSSLErrorQueue.drainReasons())")
+            }
+            return Array(mac.prefix(Int(length)))
+        }
+    }
 }

@@ -37,16 +37,29 @@ public final class AuthHTTPClient: Sendable {
         let ticket = AuthHTTPTicket()
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<AuthHTTPExchange.Outcome, Never>) in
-                let queued = enqueue { loop in
-                    loop.attachment(AuthHTTPLoop.self)?.start(request, ticket: ticket) { continuation.resume(returning: $0) }
-                }
-                if !queued { continuation.resume(returning: .failure(.shutdown)) }
+                start(request, ticket: ticket) { continuation.resume(returning: $0) }
             }
         } onCancel: {
             ticket.markCancelled()
             enqueue { loop in loop.attachment(AuthHTTPLoop.self)?.cancel(ticket) }
         }
         return try outcome.get()
+    }
+
+    /// Sends `request` and calls `report` once with the complete response or the failure,
+    /// on the client's loop thread: for callers that live on an event loop themselves (the
+    /// proxy's handoff calls), which must not wait in a task. Only the request's timeout
+    /// or shutdown stops it.
+    public func start(_ request: AuthHTTPRequest, report: @escaping @Sendable (Result<AuthHTTPResponse, AuthHTTPError>) -> Void) {
+        start(request, ticket: AuthHTTPTicket(), report: report)
+    }
+
+    private func start(_ request: AuthHTTPRequest, ticket: AuthHTTPTicket,
+                       report: @escaping @Sendable (AuthHTTPExchange.Outcome) -> Void) {
+        let queued = enqueue { loop in
+            loop.attachment(AuthHTTPLoop.self)?.start(request, ticket: ticket, report: report)
+        }
+        if !queued { report(.failure(.shutdown)) }
     }
 
     /// Fails every request in flight with `.shutdown`, closes the connections and stops

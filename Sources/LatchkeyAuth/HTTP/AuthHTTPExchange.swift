@@ -31,7 +31,7 @@ final class AuthHTTPExchange: UpstreamTransferDelegate {
         loop.arm(deadline, after: request.timeout)
         let upstream = UpstreamRequest(
             method: request.method, url: request.url, fields: request.fields,
-            body: request.upstreamBody, options: request.options
+            body: request.upstreamBody, options: request.options, cookieJar: request.cookieJar
         )
         let transfer = client.start(upstream, delegate: self)
         self.transfer = transfer

@@ -13,6 +13,8 @@ public struct AuthHTTPRequest: Sendable {
     public var body: [UInt8]
     /// The same TLS, mTLS, proxy and timeout settings as upstream traffic.
     public var options: UpstreamOptions
+    /// Cookies to send and to keep (a handoff endpoint's session for `jar: proxy`).
+    public var cookieJar: CookieJar?
     /// A response body larger than this fails the request instead of being buffered.
     public var maxResponseBytes: Int
     /// From hand-over to the loop to the last response byte, whatever the server does.
@@ -27,6 +29,7 @@ public struct AuthHTTPRequest: Sendable {
         fields: HTTPFields = [:],
         body: [UInt8] = [],
         options: UpstreamOptions = UpstreamOptions(),
+        cookieJar: CookieJar? = nil,
         maxResponseBytes: Int = AuthHTTPRequest.defaultMaxResponseBytes,
         timeout: Duration = AuthHTTPRequest.defaultTimeout
     ) {
@@ -35,6 +38,7 @@ public struct AuthHTTPRequest: Sendable {
         self.fields = fields
         self.body = body
         self.options = options
+        self.cookieJar = cookieJar
         self.maxResponseBytes = maxResponseBytes
         self.timeout = timeout
     }

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import LatchkeyUpstream
 import Synchronization
 
 /// An access token as a request uses it: the value and the generation, to report a
@@ -22,6 +23,9 @@ public final class Identity: Sendable {
     public typealias Waiter = @Sendable (Result<IssuedToken, IdentityUnavailable>) -> Void
 
     public let name: String
+    /// The upstream's cookies that the proxy keeps for this identity (`jar: proxy`), shared
+    /// by every client and kept in the store beside the token; nil for identities without.
+    public let cookieJar: CookieJar?
     private let source: any TokenSource
     private let store: any TokenStore
     private let events: any AuthEventSink
@@ -37,17 +41,23 @@ public final class Identity: Sendable {
         var waiters: [Waiter] = []
         var timer: Task<Void, Never>?
         var timerDeadline: Date?
+        /// A save of the jar is under way; `cookiesDirty`: the jar changed again since it
+        /// began, so another save follows.
+        var savingCookies = false
+        var cookiesDirty = false
     }
 
     /// `waitsForStart`: requests wait until `start` has restored the stored token (a
     /// server accepts requests before the store is read).
     public init(
         name: String, source: any TokenSource, store: any TokenStore, events: any AuthEventSink,
-        initialToken: TokenSet? = nil, waitsForStart: Bool = false, timing: TokenTiming = .init(), backoff: Backoff = .init(),
+        initialToken: TokenSet? = nil, waitsForStart: Bool = false, cookieJar: CookieJar? = nil,
+        timing: TokenTiming = .init(), backoff: Backoff = .init(),
         clock: @escaping @Sendable () -> Date = { Date() },
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
         self.name = name
+        self.cookieJar = cookieJar
         self.source = source
         self.store = store
         self.events = events
@@ -68,10 +78,12 @@ public final class Identity: Sendable {
     /// Whether a token an upstream refused is worth replacing (and the request replaying).
     public var renewable: Bool { source.renewable }
 
-    /// The token to attach now, or nil when a request must `demand` one.
+    /// The token to attach now, or nil when a request must `demand` one (also while `start`
+    /// restores what the store keeps: the stored token, or the cookie jar that must go with
+    /// the first request).
     public func current() -> IssuedToken? {
         let now = clock()
-        return state.withLock { $0.lifecycle.usable(now: now) }.map { IssuedToken(accessToken: $0.token.accessToken, generation: $0.generation) }
+        return state.withLock { $0.restoring ? nil : $0.lifecycle.usable(now: now) }.map { IssuedToken(accessToken: $0.token.accessToken, generation: $0.generation) }
     }
 
     /// Calls `waiter` with a token as soon as there is one, starting the token request if
@@ -87,15 +99,28 @@ public final class Identity: Sendable {
         settle(waiter) { $0.rejected(generation: generation, now: now) }
     }
 
-    /// Loads the stored token, if any, answers the requests that waited for it, then
-    /// acquires one at once when `eagerly`.
+    /// Why requests get `login_required` after `latchkey logout`.
+    static let loggedOutReason = "logged out with `latchkey logout`"
+
+    /// Loads the stored token and cookie jar, if any, answers the requests that waited for
+    /// them, then acquires a token at once when `eagerly`. An identity a person logged out
+    /// stays out.
     public func start(eagerly: Bool) async {
         do {
             if let stored = try await store.load(identity: name) {
                 update { $0.replace(with: stored) }
+            } else if try await store.isLoggedOut(identity: name) {
+                holdLoggedOut()
             }
         } catch {
             events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot load the stored token: \(error)"))
+        }
+        if let cookieJar {
+            do {
+                cookieJar.restore(try await store.loadCookies(identity: name))
+            } catch {
+                events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot load the stored cookies: \(error)"))
+            }
         }
         await checkRestoredToken()
         state.withLock { $0.restoring = false }
@@ -131,13 +156,6 @@ public final class Identity: Sendable {
         events.record(AuthEvent(identity: name, kind: .acquired))
     }
 
-    /// Forgets the token, in memory and in the store.
-    public func logOut() async throws {
-        try await store.save(nil, identity: name)
-        update { $0.logOut(reason: "logged out") }
-        events.record(AuthEvent(identity: name, kind: .loggedOut))
-    }
-
     /// The store holds something else now, put there by another process (`latchkey login`
     /// or `logout` beside this server): take it as it is, without writing it back; the
     /// waiting requests get the new token and the refresh timer follows it.
@@ -153,6 +171,8 @@ public final class Identity: Sendable {
             guard taken else { return }
             event = AuthEvent(identity: name, kind: .acquired, detail: "taken from the token store")
         case .removed:
+            // A logout elsewhere ends the web session too.
+            cookieJar?.clear()
             let dropped = state.withLock { state -> Bool in
                 guard state.lifecycle.token != nil else { return false }
                 state.lifecycle.logOut(reason: "logged out")
@@ -160,6 +180,9 @@ public final class Identity: Sendable {
             }
             guard dropped else { return }
             event = AuthEvent(identity: name, kind: .loggedOut, detail: "removed from the token store")
+        case .loggedOut:
+            guard holdLoggedOut() else { return }
+            event = Self.loggedOutEvent(name)
         case .unreadable(let reason):
             events.record(AuthEvent(identity: name, kind: .failed, detail: "the token store changed but cannot be read: \(reason)"))
             return
@@ -167,6 +190,40 @@ public final class Identity: Sendable {
         flushWaiters()
         reschedule()
         events.record(event)
+    }
+
+    /// The jar changed (an upstream or a handoff endpoint set a cookie): keep it in the
+    /// store. One save at a time; changes made during a save are saved after it.
+    public func cookiesChanged() {
+        guard cookieJar != nil else { return }
+        let first = state.withLock { state -> Bool in
+            guard !state.savingCookies else {
+                state.cookiesDirty = true
+                return false
+            }
+            state.savingCookies = true
+            return true
+        }
+        guard first else { return }
+        Task { await saveCookies() }
+    }
+
+    private func saveCookies() async {
+        guard let cookieJar else { return }
+        repeat {
+            do {
+                try await store.saveCookies(cookieJar.lines(), identity: name)
+            } catch {
+                events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot keep the cookie jar in the token store: \(error)"))
+            }
+        } while state.withLock { state -> Bool in
+            guard state.cookiesDirty else {
+                state.savingCookies = false
+                return false
+            }
+            state.cookiesDirty = false
+            return true
+        }
     }
 
     /// The lifecycle as it is now, for status reports.
@@ -222,7 +279,20 @@ public final class Identity: Sendable {
         // refreshes): another process may have stored a newer token meanwhile, a login or
         // another replica's refresh, whose refresh token may have replaced ours; or the
         // watcher brought one while this waited for the lock.
-        let stored = await newerStoredToken()
+        var stored: TokenSet?
+        switch await storedNow() {
+        case .nothingNewer:
+            break
+        case .newer(let token):
+            stored = token
+        case .loggedOut:
+            // Logged out by another process before the watcher told this one: its refresh
+            // token is revoked, and a new grant would undo the logout. `latchkey logout`
+            // marks the store under this same lock, so no request of this identity is out
+            // while it does, and none starts after it without seeing the mark here.
+            if holdLoggedOut() { events.record(Self.loggedOutEvent(name)) }
+            return nil
+        }
         if stored != nil || state.withLock({ $0.lifecycle.generation }) != heldGeneration {
             let now = clock()
             let decision = update { lifecycle -> TokenLifecycle.Demand in
@@ -259,42 +329,60 @@ public final class Identity: Sendable {
         }
     }
 
-    /// Waits until the store's refresh lock for this identity is free and takes it. While
-    /// another process holds it, asks again every `refreshLockPoll`: that process lets go
-    /// once its token is saved, which the double check then finds. A store that cannot be
-    /// reached gives no lease, and the request goes ahead without one: requests must not
-    /// go without a token while the store is away.
+    /// Waits for the store's refresh lock (`TokenStore.waitForRefreshLock`). A store that
+    /// cannot be reached gives no lease, and the request goes ahead without one: requests
+    /// must not go without a token while the store is away.
     private func takeRefreshLock() async -> RefreshLease? {
-        while true {
-            do {
-                if case .acquired(let lease) = try await store.acquireRefreshLock(identity: name) { return lease }
-            } catch {
-                events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot take the refresh lock, going on without it: \(error)"))
-                return nil
-            }
-            try? await Task.sleep(for: Self.refreshLockPoll)
+        do {
+            return try await store.waitForRefreshLock(identity: name)
+        } catch {
+            events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot take the refresh lock, going on without it: \(error)"))
+            return nil
         }
     }
 
-    /// How often a process waiting for another's refresh asks for the lock again: short
-    /// beside a token request, so that the waiting requests get the new token soon after
-    /// it is saved; one small read each time.
-    static let refreshLockPoll = Duration.milliseconds(50)
+    /// What the store holds now, as it bears on a token request about to start.
+    private enum StoredNow {
+        case nothingNewer
+        /// A token obtained after the one held, and not the same one.
+        case newer(TokenSet)
+        /// A person logged the identity out.
+        case loggedOut
+    }
 
-    /// A stored token obtained after the one held, and not the same one. Access tokens are
-    /// compared, not whole values: a token read back from a file may differ in the last
-    /// bit of its times, and one whose refresh token was just refused differs only there.
-    private func newerStoredToken() async -> TokenSet? {
+    /// Access tokens are compared, not whole values: a token read back from a file may
+    /// differ in the last bit of its times, and one whose refresh token was just refused
+    /// differs only there.
+    private func storedNow() async -> StoredNow {
         let stored: TokenSet?
         do {
             stored = try await store.load(identity: name)
+            if stored == nil, try await store.isLoggedOut(identity: name) { return .loggedOut }
         } catch {
             events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot load the stored token: \(error)"))
-            return nil
+            return .nothingNewer
         }
         let held = snapshot.token
-        guard let stored, stored.accessToken != held?.accessToken, stored.obtainedAt > held?.obtainedAt ?? .distantPast else { return nil }
-        return stored
+        guard let stored, stored.accessToken != held?.accessToken, stored.obtainedAt > held?.obtainedAt ?? .distantPast else { return .nothingNewer }
+        return .newer(stored)
+    }
+
+    /// Puts the identity in the state `latchkey logout` leaves it in: no token, an empty
+    /// cookie jar (the store's mark keeps none), and requests answered `login_required`
+    /// until a login. False when it was there already.
+    @discardableResult
+    private func holdLoggedOut() -> Bool {
+        // A logout ends the web session too, whatever the token's state was.
+        cookieJar?.clear()
+        return state.withLock { state in
+            guard state.lifecycle.phase != .loginRequired(reason: Self.loggedOutReason) else { return false }
+            state.lifecycle.logOut(reason: Self.loggedOutReason, untilLogin: true)
+            return true
+        }
+    }
+
+    private static func loggedOutEvent(_ name: String) -> AuthEvent {
+        AuthEvent(identity: name, kind: .loggedOut, detail: loggedOutReason)
     }
 
     /// Saves before the token is handed out: a rotated refresh token must be on disk before

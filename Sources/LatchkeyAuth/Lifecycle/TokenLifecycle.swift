@@ -153,13 +153,15 @@ public struct TokenLifecycle: Sendable {
         succeeded(new, kind: .grant)
     }
 
-    /// Forgets the token; a person must log in again (or the grant runs anew).
-    public mutating func logOut(reason: String) {
+    /// Forgets the token; a person must log in again, or the grant runs anew where it can.
+    /// `untilLogin`: a person logged the identity out, so it waits for a login even when
+    /// it could get a token by itself.
+    public mutating func logOut(reason: String, untilLogin: Bool = false) {
         token = nil
         rejected = false
         failures = 0
         generation += 1
-        phase = canGrant ? .idle : .loginRequired(reason: reason)
+        phase = canGrant && !untilLogin ? .idle : .loginRequired(reason: reason)
     }
 
     /// When `tick` has something to do next; nil when nothing is scheduled.

@@ -29,19 +29,37 @@ extension TokenSource {
 public protocol TokenStore: Sendable {
     func load(identity: String) async throws -> TokenSet?
     /// Called before a new token is handed out, so that a rotated refresh token is kept
-    /// before it is ever used; nil removes the identity's entry.
+    /// before it is ever used; nil removes the token and keeps the cookies. A token ends a
+    /// logout.
     func save(_ token: TokenSet?, identity: String) async throws
     /// Takes the identity's refresh lock (`RefreshLease`) when no one holds it; never
     /// waits for it. Throws when the store cannot be reached.
     func acquireRefreshLock(identity: String) async throws -> RefreshLockAttempt
     /// Lets go of `lease`, if it is still the one holding the lock.
     func releaseRefreshLock(_ lease: RefreshLease) async
+    /// A person logged the identity out (`latchkey logout`, which holds the refresh lock
+    /// meanwhile, so that no refresh in flight saves a token over the mark): its entry
+    /// goes, its cookies with it, and `isLoggedOut` answers true until a token is saved
+    /// again (`latchkey login`), so that an identity able to get a token by itself does not
+    /// silently log back in. Returns the token it removed, in the same step, for the caller
+    /// to revoke.
+    func logOut(identity: String) async throws -> TokenSet?
+    /// Whether the identity was logged out by a person and has had no token since.
+    func isLoggedOut(identity: String) async throws -> Bool
+    /// The cookie jar the proxy keeps for the identity (`jar: proxy`), as Netscape
+    /// cookie-file lines; empty when there is none.
+    func loadCookies(identity: String) async throws -> [String]
+    /// Replaces the identity's cookies and keeps its token; an empty list clears them. A
+    /// logged-out identity keeps none, and saving cookies does not end its logout.
+    func saveCookies(_ cookies: [String], identity: String) async throws
 }
 
 /// The store that forgets on exit, for identities that need no persistence. Its refresh
 /// lock excludes the identities of this process that share it.
 public actor MemoryTokenStore: TokenStore {
     private var tokens: [String: TokenSet] = [:]
+    private var cookies: [String: [String]] = [:]
+    private var loggedOut: Set<String> = []
     /// Identity → owner of its lease.
     private var refreshLocks: [String: String] = [:]
 
@@ -51,6 +69,21 @@ public actor MemoryTokenStore: TokenStore {
 
     public func save(_ token: TokenSet?, identity: String) {
         tokens[identity] = token
+        if token != nil { loggedOut.remove(identity) }
+    }
+
+    public func logOut(identity: String) -> TokenSet? {
+        loggedOut.insert(identity)
+        cookies[identity] = nil
+        return tokens.removeValue(forKey: identity)
+    }
+
+    public func isLoggedOut(identity: String) -> Bool { loggedOut.contains(identity) }
+
+    public func loadCookies(identity: String) -> [String] { cookies[identity] ?? [] }
+
+    public func saveCookies(_ cookies: [String], identity: String) {
+        self.cookies[identity] = cookies.isEmpty || loggedOut.contains(identity) ? nil : cookies
     }
 
     public func acquireRefreshLock(identity: String) throws -> RefreshLockAttempt {

@@ -36,8 +36,8 @@ struct RedirectPage: Sendable, Equatable {
     var response: [UInt8] {
         let body = Array("""
             <!DOCTYPE html>
-            <html><head><meta charset="utf-8"><title>Latchkey: \(Self.escape(title))</title></head>
-            <body><h1>\(Self.escape(title))</h1><p>\(Self.escape(message))</p></body></html>
+            <html><head><meta charset="utf-8"><title>Latchkey: \(HTMLText.escape(title))</title></head>
+            <body><h1>\(HTMLText.escape(title))</h1><p>\(HTMLText.escape(message))</p></body></html>
 
             """.utf8)
         var fields = HTTPFields()
@@ -51,20 +51,5 @@ struct RedirectPage: Sendable, Equatable {
         var bytes: [UInt8] = []
         ResponseHeadEncoder.encode(status: status, fields: fields, into: &bytes)
         return bytes + body
-    }
-
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
     }
 }

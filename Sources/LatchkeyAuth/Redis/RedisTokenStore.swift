@@ -7,8 +7,10 @@ import Foundation
 import Synchronization
 
 /// Tokens in Redis, for replicas that share identities: one key per identity holding the
-/// same envelope as a store file (sealed with AES-256-GCM when there is a key), and one
-/// refresh lock key per identity (RedisTokenStore+RefreshLock).
+/// same envelope as a store file (token, cookie jar and logout mark, sealed with
+/// AES-256-GCM when there is a key), changed by read-modify-write transactions
+/// (RedisTokenStore+Transaction), and one refresh lock key per identity
+/// (RedisTokenStore+RefreshLock).
 ///
 /// hiredis blocks, so every call runs on the store's own serial queue, never on the
 /// cooperative pool or an event loop; commands time out after `timeout`. When Redis cannot
@@ -65,29 +67,70 @@ public final class RedisTokenStore: WatchableTokenStore, AvailabilityReportingSt
     func entry(_ identity: String) -> String { "redis key \(tokenKey(identity))" }
 
     public func load(identity: String) async throws(TokenStoreError) -> TokenSet? {
-        try await queue.perform { () throws(TokenStoreError) in
-            let bytes = try self.withConnection { connection throws(TokenStoreError) in try self.get(identity, on: connection) }
-            self.link.known[identity] = bytes ?? []
-            guard let bytes else { return nil }
-            return try StoreEnvelope.decode(bytes, identity: identity, key: self.key, entry: self.entry(identity)).record.token
-        }
+        try await onQueue { () throws(TokenStoreError) in try self.currentRecord(identity).token }
     }
 
-    /// Replaces the identity's token. A value the store cannot read (another key, a newer
-    /// format) is never overwritten. When Redis cannot be reached the token is kept, and
-    /// written before anything else once a connection is back (a notice says so); the
-    /// caller still gets the error, as the token is not in Redis yet.
+    /// Replaces the identity's token and keeps its cookies; a token ends a logout. A value
+    /// the store cannot read (another key, a newer format) is never overwritten. When Redis
+    /// cannot be reached the token is kept, and written before anything else once a
+    /// connection is back (a notice says so); the caller still gets the error, as the
+    /// token is not in Redis yet.
     public func save(_ token: TokenSet?, identity: String) async throws(TokenStoreError) {
-        try await queue.perform { () throws(TokenStoreError) in
-            let record = StoredRecord(token: token)
+        try await onQueue { () throws(TokenStoreError) in
             do throws(TokenStoreError) {
-                try self.withConnection { connection throws(TokenStoreError) in _ = try self.write(record, identity: identity, on: connection) }
+                try self.withConnection { connection throws(TokenStoreError) in
+                    try self.update(identity, on: connection) { record in
+                        record.token = token
+                        if token != nil { record.loggedOut = false }
+                        return true
+                    }
+                }
                 self.link.pending[identity] = nil
             } catch where error.code == .unavailable {
-                self.link.pending[identity] = record
+                self.link.pending[identity] = .some(token)
                 self.notices("Redis cannot be reached: the token of identity \(identity) stays in this process's memory "
                     + "and is written when Redis is back")
                 throw error
+            }
+        }
+    }
+
+    /// The value keeps only the mark: read and replaced in one transaction, so that the
+    /// token returned is the last one any replica stored.
+    public func logOut(identity: String) async throws(TokenStoreError) -> TokenSet? {
+        try await onQueue { () throws(TokenStoreError) in
+            try self.withConnection { connection throws(TokenStoreError) in
+                var removed: TokenSet?
+                try self.update(identity, on: connection) { record in
+                    removed = record.token
+                    record = StoredRecord(loggedOut: true)
+                    return true
+                }
+                // A token kept from an outage was obtained before this logout.
+                self.link.pending[identity] = nil
+                return removed
+            }
+        }
+    }
+
+    public func isLoggedOut(identity: String) async throws(TokenStoreError) -> Bool {
+        try await onQueue { () throws(TokenStoreError) in try self.currentRecord(identity).loggedOut }
+    }
+
+    public func loadCookies(identity: String) async throws(TokenStoreError) -> [String] {
+        try await onQueue { () throws(TokenStoreError) in try self.currentRecord(identity).cookies ?? [] }
+    }
+
+    /// Like `save`, in the same sealed value: the token is kept. A logged-out identity
+    /// keeps no cookies. While Redis is away the jar is not kept for later: its next change
+    /// saves it whole.
+    public func saveCookies(_ cookies: [String], identity: String) async throws(TokenStoreError) {
+        try await onQueue { () throws(TokenStoreError) in
+            try self.withConnection { connection throws(TokenStoreError) in
+                try self.update(identity, on: connection) { record in
+                    record.cookies = cookies.isEmpty || record.loggedOut ? nil : cookies
+                    return true
+                }
             }
         }
     }
@@ -135,13 +178,26 @@ public final class RedisTokenStore: WatchableTokenStore, AvailabilityReportingSt
     }
 
     /// Writes the tokens saved while Redis was away, unless another replica stored a token
-    /// obtained later meanwhile: the newer one stays.
+    /// obtained later meanwhile (the newer one stays), or a person logged the identity out
+    /// since (the mark stays: a kept token came from a refresh, never from a login, which
+    /// needs Redis).
     private func writePending(on connection: RedisConnection) throws(TokenStoreError) {
-        for (identity, record) in link.pending.sorted(by: { $0.key < $1.key }) {
+        for (identity, token) in link.pending.sorted(by: { $0.key < $1.key }) {
             do {
-                let written = try write(record, identity: identity, on: connection, keepingNewer: true)
-                notices(written ? "wrote the token of identity \(identity) that was saved while Redis was away"
-                    : "a newer token of identity \(identity) was in Redis; the one saved while Redis was away is dropped")
+                var outcome = "wrote the token of identity \(identity) that was saved while Redis was away"
+                try update(identity, on: connection) { record in
+                    if record.loggedOut {
+                        outcome = "identity \(identity) was logged out while Redis was away; the token saved meanwhile is dropped"
+                        return false
+                    }
+                    if let theirs = record.token?.obtainedAt, theirs > token?.obtainedAt ?? .distantPast {
+                        outcome = "a newer token of identity \(identity) was in Redis; the one saved while Redis was away is dropped"
+                        return false
+                    }
+                    record.token = token
+                    return true
+                }
+                notices(outcome)
             } catch where error.code != .unavailable {
                 notices("cannot write the token of identity \(identity) saved while Redis was away: \(error.message)")
             }
@@ -156,37 +212,6 @@ public final class RedisTokenStore: WatchableTokenStore, AvailabilityReportingSt
         case .null: return nil
         case let other: throw refusal(other, "GET \(tokenKey(identity))")
         }
-    }
-
-    /// Sets (or, for an empty record, deletes) the identity's value after reading what is
-    /// there: what this store cannot read is left alone, a corrupt value is replaced, and
-    /// with `keepingNewer` a token obtained after `record`'s stays. Returns whether it wrote.
-    private func write(_ record: StoredRecord, identity: String, on connection: RedisConnection,
-                       keepingNewer: Bool = false) throws(TokenStoreError) -> Bool {
-        if let bytes = try get(identity, on: connection) {
-            do {
-                let existing = try StoreEnvelope.decode(bytes, identity: identity, key: key, entry: entry(identity)).record
-                if keepingNewer, let theirs = existing.token?.obtainedAt, theirs > record.token?.obtainedAt ?? .distantPast { return false }
-            } catch where error.code == .corrupt {
-                notices("\(error.message); replaced")
-            }
-        }
-        let name = Array(tokenKey(identity).utf8)
-        let written: [UInt8]
-        let reply: RedisReply
-        if record.isEmpty {
-            written = []
-            reply = try connection.command([Array("DEL".utf8), name])
-        } else {
-            written = try StoreEnvelope.encode(record, identity: identity, key: key)
-            reply = try connection.command([Array("SET".utf8), name, written])
-        }
-        switch reply {
-        case .status, .integer: break
-        case let other: throw refusal(other, record.isEmpty ? "DEL" : "SET")
-        }
-        link.known[identity] = written
-        return true
     }
 
     /// An answer a command should not get.
@@ -232,9 +257,15 @@ final class RedisLink: @unchecked Sendable {
     var failures = 0
     var retryAt: ContinuousClock.Instant?
     var lastFailure: TokenStoreError?
-    /// Records saved while Redis was away, by identity.
-    var pending: [String: StoredRecord] = [:]
-    /// Each identity's value as this store last read or wrote it ([] for none), so that
-    /// `changes` reports what other replicas did and not this one's own writes.
-    var known: [String: [UInt8]] = [:]
+    /// Tokens saved while Redis was away, by identity (nil: the token was removed).
+    var pending: [String: TokenSet?] = [:]
+    /// Each identity's value as this store last read or wrote it, so that `changes`
+    /// reports what other replicas did and not this one's own writes.
+    var known: [String: Seen] = [:]
+
+    /// A value and the record in it ([] and an empty record for none).
+    struct Seen {
+        var bytes: [UInt8]
+        var record: StoredRecord
+    }
 }

@@ -14,8 +14,10 @@ extension FileTokenStore {
             do {
                 let now = try current(identity)
                 remember(identity, now)
-                guard let before, now.record != before.record else { continue }
-                changes[identity] = now.record.token.map(StoreChange.stored) ?? .removed
+                // The token and the logout mark are what other processes change (login,
+                // logout); the cookies are this process's own.
+                guard let before, now.record.token != before.record.token || now.record.loggedOut != before.record.loggedOut else { continue }
+                changes[identity] = now.record.token.map(StoreChange.stored) ?? (now.record.loggedOut ? .loggedOut : .removed)
             } catch {
                 // Reported once: the signature is taken as seen until the file changes again.
                 changes[identity] = .unreadable(error.message)

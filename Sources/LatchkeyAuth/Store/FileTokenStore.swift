@@ -79,10 +79,48 @@ public final class FileTokenStore: WatchableTokenStore {
     }
 
     /// Replaces the identity's token under the exclusive lock, keeping the rest of its
-    /// record. A file that cannot be read (another key, a newer format) is never
-    /// overwritten: that would silently throw away what it holds.
+    /// record; a token ends a logout. A file that cannot be read (another key, a newer
+    /// format) is never overwritten: that would silently throw away what it holds.
     public func save(_ token: TokenSet?, identity: String) async throws(TokenStoreError) {
-        try await onQueue { () throws(TokenStoreError) in try self.write(token, identity: identity) }
+        try await onQueue { () throws(TokenStoreError) in
+            try self.write(identity) { record in
+                record.token = token
+                if token != nil { record.loggedOut = false }
+            }
+        }
+    }
+
+    /// The file keeps only the mark: the token goes, and with it whatever else the record
+    /// held for the identity (its cookie jar). Read and replaced under one exclusive lock,
+    /// so the token returned is the last one any process stored.
+    public func logOut(identity: String) async throws(TokenStoreError) -> TokenSet? {
+        try await onQueue { () throws(TokenStoreError) in
+            var removed: TokenSet?
+            try self.write(identity) { record in
+                removed = record.token
+                record = StoredRecord(loggedOut: true)
+            }
+            return removed
+        }
+    }
+
+    public func isLoggedOut(identity: String) async throws(TokenStoreError) -> Bool {
+        try await onQueue { () throws(TokenStoreError) in try self.current(identity).record.loggedOut }
+    }
+
+    public func loadCookies(identity: String) async throws(TokenStoreError) -> [String] {
+        try await onQueue { () throws(TokenStoreError) in try self.current(identity).record.cookies ?? [] }
+    }
+
+    /// Like `save`: the rest of the record is kept, and an unreadable file never overwritten.
+    /// A logged-out identity keeps no cookies: a jar saved after the logout (a response
+    /// that was still on its way) must not bring the web session back.
+    public func saveCookies(_ cookies: [String], identity: String) async throws(TokenStoreError) {
+        try await onQueue { () throws(TokenStoreError) in
+            try self.write(identity) { record in
+                record.cookies = cookies.isEmpty || record.loggedOut ? nil : cookies
+            }
+        }
     }
 
     public func changes(among identities: [String]) async -> [String: StoreChange] {
@@ -112,7 +150,9 @@ public final class FileTokenStore: WatchableTokenStore {
         }
     }
 
-    private func write(_ token: TokenSet?, identity: String) throws(TokenStoreError) {
+    /// Changes the identity's record with `change` under the exclusive lock: read, changed,
+    /// replaced (or removed when nothing is left in it).
+    private func write(_ identity: String, _ change: (inout StoredRecord) -> Void) throws(TokenStoreError) {
         try lock.exclusive { () throws(TokenStoreError) in
             let path = try files.file(for: identity)
             var record: StoredRecord
@@ -122,7 +162,7 @@ public final class FileTokenStore: WatchableTokenStore {
                 notices(try moveAside(identity, error).message)
                 record = StoredRecord()
             }
-            record.token = token
+            change(&record)
             if record.isEmpty {
                 try PrivateFile.remove(path, in: files.path)
             } else {

@@ -24,6 +24,7 @@ enum PrivateFile {
         static let storeFile = Kind(noun: "store file", privateMode: "600")
         static let lockFile = Kind(noun: "store lock file", privateMode: "600")
         static let refreshLockFile = Kind(noun: "refresh lock file", privateMode: "600")
+        static let routeIdentities = Kind(noun: "route identity file", privateMode: "600")
         static let keyFile = Kind(noun: "key file", privateMode: "600", followsLinks: true, rootMayOwn: true)
         static let systemdCredential = Kind(noun: "systemd credential", privateMode: "600", followsLinks: true, checksPermissions: false)
     }

@@ -29,6 +29,11 @@ public struct RefreshLease: Sendable, Equatable {
     /// ends within its timeout, discovery may come before it, and the save after it.
     public static let duration = AuthHTTPRequest.defaultTimeout * 2
 
+    /// How often a process waiting for another's refresh asks for the lock again: short
+    /// beside a token request, so that the waiting requests get the new token soon after it
+    /// is saved; one small read each time.
+    public static let poll = Duration.milliseconds(50)
+
     /// A fresh random owner token.
     static func newOwner() throws(TokenStoreError) -> String {
         do {

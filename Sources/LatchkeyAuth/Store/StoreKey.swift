@@ -21,16 +21,17 @@ public final class StoreKey: @unchecked Sendable {
 
     /// Reads the base64 text of 32 bytes; surrounding whitespace (the line break `openssl
     /// rand -base64 32 > file` leaves) is ignored. `text` is wiped before this returns.
-    public init(text: inout [UInt8], origin: String) throws(TokenStoreError) {
+    /// `noun` names the key in messages.
+    public init(text: inout [UInt8], origin: String, noun: String = "store key") throws(TokenStoreError) {
         defer { Self.wipe(&text) }
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || (0x09...0x0D).contains($0) }
         let start = text.firstIndex { !isSpace($0) } ?? text.endIndex
         let end = text.lastIndex { !isSpace($0) }.map { $0 + 1 } ?? start
-        guard start < end else { throw TokenStoreError(.invalidKey, "the store key from \(origin) is empty (expected \(Self.textExpectation))") }
+        guard start < end else { throw TokenStoreError(.invalidKey, "the \(noun) from \(origin) is empty (expected \(Self.textExpectation))") }
         var decoded = Data(base64Encoded: Data(text[start..<end])) ?? Data()
         defer { decoded.resetBytes(in: 0..<decoded.count) }
         guard decoded.count == Self.byteCount else {
-            throw TokenStoreError(.invalidKey, "the store key from \(origin) is not \(Self.textExpectation)")
+            throw TokenStoreError(.invalidKey, "the \(noun) from \(origin) is not \(Self.textExpectation)")
         }
         bytes = .allocate(byteCount: Self.byteCount, alignment: 16)
         bytes.copyBytes(from: decoded)

@@ -4,13 +4,47 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// What the store keeps for one identity. A record rather than a bare token so that the
-/// identity's cookie jar can join the token in the same file (and under the same seal).
+/// What the store keeps for one identity: its token and the cookie jar the proxy keeps for
+/// it (`jar: proxy`), in the same file and under the same seal.
 struct StoredRecord: Codable, Equatable, Sendable {
     var token: TokenSet?
+    /// Netscape cookie-file lines, as libcurl's cookie engine exports them; absent when the
+    /// identity keeps no cookies.
+    var cookies: [String]?
+    /// A person logged the identity out (`latchkey logout`): it stays out, even where it
+    /// could get a token by itself (a password in the configuration), until a token is
+    /// saved again (`latchkey login`). The mark keeps no cookies: the logout ends the web
+    /// session too.
+    var loggedOut = false
 
     /// Nothing left to keep: the file goes.
-    var isEmpty: Bool { token == nil }
+    var isEmpty: Bool { token == nil && (cookies ?? []).isEmpty && !loggedOut }
+
+    enum CodingKeys: String, CodingKey {
+        case token, cookies, logged_out
+    }
+
+    init(token: TokenSet? = nil, cookies: [String]? = nil, loggedOut: Bool = false) {
+        self.token = token
+        self.cookies = cookies
+        self.loggedOut = loggedOut
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        token = try container.decodeIfPresent(TokenSet.self, forKey: .token)
+        cookies = try container.decodeIfPresent([String].self, forKey: .cookies)
+        loggedOut = try container.decodeIfPresent(Bool.self, forKey: .logged_out) ?? false
+    }
+
+    /// `cookies` and `logged_out` only when set: the files of identities that keep no
+    /// cookies and were never logged out keep the bytes they always had.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(token, forKey: .token)
+        try container.encodeIfPresent(cookies, forKey: .cookies)
+        if loggedOut { try container.encode(true, forKey: .logged_out) }
+    }
 }
 
 /// A token in the store, with snake_case keys like the OAuth answer it came from (RFC 6749

@@ -5,6 +5,8 @@ public enum StoreChange: Sendable, Equatable {
     case stored(TokenSet)
     /// The identity's entry is gone.
     case removed
+    /// A person logged the identity out (`latchkey logout`): it waits for a login.
+    case loggedOut
     /// The entry changed but cannot be read (another key, a corrupt file moved aside):
     /// why, never a secret. The identity keeps the token it has.
     case unreadable(String)

@@ -115,7 +115,7 @@ class EmulatedServer:
                 else:
                     payload, ctype = body.encode() if isinstance(body, str) else body, "text/plain; charset=utf-8"
                 self.send_response(reply.status)
-                if ctype:
+                if ctype and not any(k.lower() == "content-type" for k, _ in reply.headers):
                     self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(payload)))
                 self.send_header("Cache-Control", "no-store")

@@ -11,6 +11,7 @@ urlpatterns = [
     path("accounts/login/", views.login_view),
     re_path(r"^api/", views.echo),
     path("_test/counters", control.counters),
+    path("_test/token-answers", control.token_answers),
     path("_test/reset-counters", control.reset_counters),
     path("_test/revoke-refresh-tokens", control.revoke_refresh_tokens),
     path("_test/expire-access-tokens", control.expire_access_tokens),

@@ -1,0 +1,35 @@
+import LatchkeyHTTP
+
+/// The Cookie request field (RFC 6265 §5.4): one field, pairs separated by "; ".
+enum CookieHeader {
+    /// Cookies whose names start with this are the proxy's own (`latchkey_handoff`, …):
+    /// read by the proxy, never forwarded.
+    static let proxyPrefix = "latchkey_"
+
+    static func set(name: String, value: String, in fields: inout HTTPFields) {
+        var pairs = pairs(in: fields).filter { QueryString.name(of: $0) != name }.map(String.init)
+        pairs.append(name + "=" + value)
+        fields.set(name: "Cookie", value: pairs.joined(separator: "; "))
+    }
+
+    /// Every value sent for `name` (a browser sends one per matching Path).
+    static func values(named name: String, in fields: HTTPFields) -> [Substring] {
+        pairs(in: fields).compactMap { pair in
+            QueryString.name(of: pair) == name ? pair.dropFirst(name.utf8.count + 1) : nil
+        }
+    }
+
+    /// Drops the proxy's own cookies, and the Cookie field if nothing else is left.
+    static func removeProxyCookies(from fields: inout HTTPFields) {
+        guard fields.values(named: "Cookie").contains(where: { $0.contains(proxyPrefix) }) else { return }
+        let kept = pairs(in: fields).filter { !$0.hasPrefix(proxyPrefix) }
+        fields.removeAll(named: "Cookie")
+        if !kept.isEmpty { fields.append(name: "Cookie", value: kept.joined(separator: "; ")) }
+    }
+
+    private static func pairs(in fields: HTTPFields) -> [Substring] {
+        fields.values(named: "Cookie").flatMap { field in
+            field.split(separator: ";").map { $0.drop { $0 == " " } }.filter { !$0.isEmpty }
+        }
+    }
+}

@@ -1,0 +1,63 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import LatchkeyServer
+import LatchkeyUpstream
+
+extension ProxyExchange {
+    /// The upstream answered a browser's navigation with 401 on a route with a handoff: the
+    /// browser is handed the web session and sent back to the page, once. A page that still
+    /// answers 401 with the handoff's guard present gets an error page instead, so that a
+    /// session the app does not accept cannot make a redirect loop.
+    func handOff(after refused: UpstreamTransfer, settings: HandoffConfig, caller: HandoffCaller) {
+        refused.cancel()
+        transfer = nil
+        done = true
+        let head = exchange.head
+        if handler.context.handoffMarks.isGuarded(head.fields, route: route, target: head.target, now: Date()) {
+            handler.logger.warning("page refused after a handoff", metadata: ["route": .string(route.name)])
+            return handler.answerWithPage(
+                exchange,
+                ErrorDocument(status: 502, error: "handoff_failed",
+                              message: "the page still answered 401 after a handoff: the session the handoff endpoint gave does not open it",
+                              route: route.name),
+                route: route)
+        }
+        let handoff = HandoffExchange(exchange: exchange, route: route, handoff: settings, handler: handler,
+                                      destination: head.target, rewriter: rewriter)
+        self.handoff = handoff
+        handoff.start(caller: caller, identity: identity, credentials: blueprint.credentials)
+    }
+
+    /// The upstream answered 401 on a route whose cookies the proxy keeps (`jar: proxy`):
+    /// the handoff endpoint's cookies go into the identity's jar (curl's cookie engine takes
+    /// them from its answer), and the request is sent again with them, once. Any client
+    /// gets the page; the next one finds the session in the jar.
+    func refillJar(after refused: UpstreamTransfer, settings: HandoffConfig, caller: HandoffCaller) {
+        refused.cancel()
+        transfer = nil
+        replayed = true
+        exchange.pauseRequestBody()
+        handler.logger.info("filling the cookie jar from the handoff endpoint", metadata: ["route": .string(route.name)])
+        let this = LoopBound(self)
+        let loop = handler.loop.handle
+        caller.call(route: route, handoff: settings, identity: identity, credentials: blueprint.credentials, jar: cookieJar) { outcome in
+            loop.execute { _ in this.value.jarRefilled(outcome) }
+        }
+    }
+
+    private func jarRefilled(_ outcome: HandoffOutcome) {
+        guard !done else { return }
+        switch outcome {
+        case .session:
+            identity?.cookiesChanged()
+            startTransfer(token: token)
+            exchange.resumeRequestBody()
+        case .failed(let document, let fields):
+            handler.logger.warning("handoff failed", metadata: ["route": .string(route.name), "detail": .string(document.message)])
+            answer(document, extraFields: fields, outcome: document.error)
+        }
+    }
+}

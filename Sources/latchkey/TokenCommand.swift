@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import Latchkey
+import LatchkeyAuth
+import LatchkeyLoop
+import LatchkeyUpstream
+import Logging
+
+/// `latchkey token IDENTITY --config FILE`: a valid access token on standard output, for
+/// scripts.
+struct TokenCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token",
+        abstract: "Print a valid access token of an identity, for scripts.",
+        discussion: """
+            Prints the token and a newline on standard output, nothing else: the stored token \
+            while it stays good for longer than the identity's clock_skew and refresh_ahead, \
+            else a renewed one (with the refresh token, or the identity's own grant), saved \
+            into the token store before it is printed, so that a running `latchkey serve` \
+            takes it up rather than spend the refresh token it replaced. A static identity \
+            prints its configured token. Exits 1, with the reason on standard error, when the \
+            identity needs `latchkey login` or no token can be had. The token is a secret: \
+            pass it on through a pipe or the environment, not as an argument others can see \
+            in the process list (e.g. `latchkey token api --config FILE | sed 's/^/Authorization: \
+            Bearer /' | curl -H @- URL`).
+            """
+    )
+
+    @Argument(help: "The identity: a name under identities: in the configuration.")
+    var identity: String
+
+    @Option(name: .long, help: ArgumentHelp("The configuration file.", valueName: "file"))
+    var config: String
+
+    func run() throws {
+        ProcessSignals.prepare()
+        initializeCurlGlobally()
+        let loaded = try Config.forCommand(config, checkingSecrets: false)
+        let identityConfig = try loaded.identity(named: identity, in: config)
+        loaded.logging.bootstrapQuietly()
+        let client: AuthHTTPClient
+        let tokenStore: any TokenStore
+        let request: IdentityAccessToken
+        do {
+            client = try AuthHTTPClient()
+            tokenStore = try makeTokenStore(config: loaded)
+            request = try IdentityAccessToken(identity: identityConfig, client: client, store: tokenStore,
+                                              logger: Logger(label: "latchkey.auth"), sourceName: config)
+        } catch {
+            throw CommandFailure("\(error)")
+        }
+        defer { client.shutdown() }
+        let result = try runInterruptibly { await request.current() }
+        switch result {
+        case .success(let token):
+            print(token)
+            if tokenStore is MemoryTokenStore, identityConfig.keepsTokens {
+                say("latchkey: the configuration keeps tokens in memory (store: type: memory), so a running serve does not share this token")
+            }
+        case .failure(.loginRequired(let reason)):
+            throw CommandFailure("identity \(identity) needs a login (\(reason)): run `latchkey login \(identity) --config \(config)`")
+        case .failure(.failing(let reason, _)):
+            throw CommandFailure("no token for identity \(identity): \(reason)")
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import LatchkeyAuth
+import Testing
+@testable import Latchkey
+
+@Suite struct IdentityStatusTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func identity(_ grant: IdentityConfig.Grant) -> IdentityConfig {
+        IdentityConfig(name: "id", grant: grant, tokenURL: "https://idp.example/token",
+                       timing: TokenTiming(clockSkew: .seconds(30), refreshAhead: .seconds(60)))
+    }
+
+    var password: IdentityConfig { identity(.password(username: "u", password: .inline("p"))) }
+    var browser: IdentityConfig { identity(.authorizationCode(.init())) }
+    var seeded: IdentityConfig { identity(.refreshToken(.inline("r"))) }
+
+    func token(expiresIn seconds: TimeInterval?, refresh: String? = "r") -> TokenSet {
+        TokenSet(accessToken: "a", refreshToken: refresh, expiresAt: seconds.map { now.addingTimeInterval($0) },
+                 obtainedAt: now.addingTimeInterval(-600))
+    }
+
+    @Test func aTokenIsValidUntilServeWouldStopUsingIt() {
+        let valid = IdentityStatus(password, stored: token(expiresIn: 31), loggedOut: false, now: now)
+        #expect(valid.state == .valid)
+        #expect(valid.expiresAt == now.addingTimeInterval(31))
+        #expect(valid.obtainedAt == now.addingTimeInterval(-600))
+        #expect(valid.hasRefreshToken)
+        // Within the clock skew: serve renews it before use.
+        #expect(IdentityStatus(password, stored: token(expiresIn: 29), loggedOut: false, now: now).state == .expired)
+        #expect(IdentityStatus(password, stored: token(expiresIn: nil), loggedOut: false, now: now).state == .valid)
+    }
+
+    @Test func anExpiredTokenIsRenewableWithARefreshTokenOrTheIdentitysOwnGrant() {
+        let refreshable = IdentityStatus(browser, stored: token(expiresIn: -5), loggedOut: false, now: now)
+        #expect(refreshable.state == .expired)
+        #expect(refreshable.detail == "renewed when next needed")
+        #expect(IdentityStatus(password, stored: token(expiresIn: -5, refresh: nil), loggedOut: false, now: now).state == .expired)
+        let stuck = IdentityStatus(browser, stored: token(expiresIn: -5, refresh: nil), loggedOut: false, now: now)
+        #expect(stuck.state == .loginRequired)
+        #expect(stuck.detail == "expired, with nothing to renew it; run `latchkey login id`")
+    }
+
+    @Test func withoutATokenTheGrantSaysWhatHappensNext() {
+        #expect(IdentityStatus(password, stored: nil, loggedOut: false, now: now)
+            == IdentityStatus(name: "id", grant: "password", source: .store, state: .noToken, detail: "gets one by itself when first needed"))
+        #expect(IdentityStatus(seeded, stored: nil, loggedOut: false, now: now).state == .noToken)
+        let browser = IdentityStatus(browser, stored: nil, loggedOut: false, now: now)
+        #expect(browser.state == .loginRequired)
+        #expect(browser.detail == "not logged in yet; run `latchkey login id`")
+    }
+
+    @Test func aLoggedOutIdentityNeedsALoginWhateverItsGrant() {
+        let status = IdentityStatus(password, stored: nil, loggedOut: true, now: now)
+        #expect(status.state == .loginRequired)
+        #expect(status.detail == "logged out with `latchkey logout`; run `latchkey login id`")
+        #expect(!status.hasRefreshToken && status.expiresAt == nil)
+    }
+
+    @Test func aStaticTokenIsValidUnlessItsJWTExpired() {
+        let kii = IdentityConfig(name: "kii", grant: .staticToken(.inline("t")))
+        #expect(IdentityStatus(kii, staticToken: .success("opaque"), now: now).state == .valid)
+        let claims = Data(#"{"exp":1700000000}"#.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
+        let expired = IdentityStatus(kii, staticToken: .success("h.\(claims).s"), now: now)
+        #expect(expired.state == .expired)
+        #expect(expired.detail == "a static token is never renewed; store a new one")
+        let missing = IdentityStatus(kii, staticToken: .failure(SecretError("file /x does not exist")), now: now)
+        #expect(missing.state == .noToken)
+        #expect(missing.detail == "its token has no value: file /x does not exist")
+    }
+
+    @Test func aRoutesIdentityIsTheChosenOneWhenAllowed() throws {
+        let route = RouteConfig(name: "kii", upstream: UpstreamConfig(url: "https://kii.example"),
+                                injections: [Injection(target: .header("Authorization"), source: .identity("alice"), template: .token)],
+                                selectableIdentities: ["bob"])
+        #expect(RouteStatus(route, chosen: nil) == RouteStatus(name: "kii", identity: "alice", configured: "alice", allowed: ["alice", "bob"]))
+        #expect(RouteStatus(route, chosen: "bob")?.identity == "bob")
+        let stale = try #require(RouteStatus(route, chosen: "carol"))
+        #expect(stale.identity == "alice")
+        #expect(stale.detail == "`latchkey use` chose carol, which the route does not allow; serve uses alice")
+        #expect(RouteStatus(RouteConfig(name: "plain", upstream: UpstreamConfig(url: "https://x.example")), chosen: nil) == nil)
+    }
+
+    @Test func theReportGathersFromTheStoreAndNeverShowsAToken() async throws {
+        let config = try ConfigTestSupport.load("""
+            identities:
+              web: { grant: password, username: u, password: { value: pw-secret }, token_url: https://idp.example/token }
+              kii: { grant: static, token: { value: static-secret } }
+            routes:
+              - name: api
+                upstream: https://api.example.com
+                inject: [{ header: Authorization, identity: web }]
+                selectable_identities: [kii]
+            """)
+        let store = MemoryTokenStore()
+        await store.save(TokenSet(accessToken: "access-secret", refreshToken: "refresh-secret", expiresAt: now.addingTimeInterval(3600),
+                                  obtainedAt: now.addingTimeInterval(-60)), identity: "web")
+        let report = await StatusReport.gather(config: config, store: store, chosen: ["api": "kii"], environment: [:], now: now)
+        #expect(report.identities.map(\.name) == ["kii", "web"])
+        #expect(report.identities.map(\.state) == [.valid, .valid])
+        #expect(report.routes == [RouteStatus(name: "api", identity: "kii", configured: "web", allowed: ["web", "kii"])])
+
+        let text = report.text(now: now)
+        #expect(text == """
+            IDENTITY  GRANT     TOKEN   STATE  EXPIRES                       OBTAINED              REFRESH TOKEN  NOTE
+            kii       static    static  valid  -                             -                     -
+            web       password  store   valid  2027-01-15T09:00:00Z (in 1h)  2027-01-15T07:59:00Z  yes
+
+            ROUTE  IDENTITY  CONFIGURED  ALLOWED   NOTE
+            api    kii       web         web, kii
+
+            """)
+        let json = report.json
+        let decoded = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let web = try #require((decoded["identities"] as? [[String: Any]])?.last)
+        #expect(web["state"] as? String == "valid")
+        #expect(web["refresh_token"] as? Bool == true)
+        #expect(web["expires_at"] as? String == "2027-01-15T09:00:00Z")
+        #expect(web["detail"] is NSNull)
+        for secret in ["access-secret", "refresh-secret", "pw-secret", "static-secret"] {
+            #expect(!text.contains(secret) && !json.contains(secret))
+        }
+    }
+
+    @Test func aStoreThatKeepsNothingOnDiskIsNotGuessedAt() async throws {
+        let config = try ConfigTestSupport.load("""
+            identities:
+              web: { grant: client_credentials, token_url: https://idp.example/token, client_id: c, client_secret: { value: s } }
+            store: { type: memory }
+            """ + "\n" + ConfigTestSupport.minimalRoutes)
+        let report = await StatusReport.gather(config: config, store: MemoryTokenStore(), chosen: [:], environment: [:], now: now)
+        #expect(report.identities.map(\.state) == [.unknown])
+        #expect(report.identities.first?.source == .memory)
+    }
+
+    @Test(arguments: [(5, "in 5s"), (-5, "5s ago"), (3599, "in 59m"), (7200, "in 2h"), (-172_800, "2d ago")] as [(Int, String)])
+    func distancesAreShortAndRoundedDown(_ seconds: Int, _ text: String) {
+        #expect(StatusReport.distance(from: now, to: now.addingTimeInterval(TimeInterval(seconds))) == text)
+    }
+}

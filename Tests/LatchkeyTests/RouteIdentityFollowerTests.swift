@@ -1,0 +1,60 @@
+import Foundation
+import LatchkeyAuth
+import Logging
+import Testing
+@testable import Latchkey
+
+@Suite struct RouteIdentityFollowerTests {
+    let directory: URL
+    let file: RouteIdentityFile
+    let table = RouteIdentitiesFixture.table()
+    let log = LogCapture()
+
+    init() throws {
+        directory = try ConfigTestSupport.temporaryDirectory()
+        file = try RouteIdentityFile(directory: directory.appendingPathComponent("store").path)
+    }
+
+    func follower() -> RouteIdentityFollower {
+        RouteIdentityFollower(file: file, routes: table.selectable, logger: Logger(label: "test") { _ in log })
+    }
+
+    var kii: RouteIdentities { table.selectable["kii"]! }
+
+    @Test func theChoiceIsTakenAtStartAndWhenTheFileChanges() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try file.set("bob", forRoute: "kii")
+        let follower = follower()
+        follower.check()
+        #expect(kii.current.name == "bob")
+        try file.set(nil, forRoute: "kii")
+        follower.check()
+        #expect(kii.current.name == "alice")
+        #expect(log.messages.filter { $0.contains("route identity changed") }.count == 2)
+    }
+
+    @Test func aChoiceTheRouteDoesNotAllowIsLeftAsideWithAWarning() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try file.set("bob", forRoute: "kii")
+        let follower = follower()
+        follower.check()
+        try file.set("carol", forRoute: "kii")
+        try file.set("alice", forRoute: "solo")
+        follower.check()
+        #expect(kii.current.name == "bob")
+        #expect(log.messages.contains { $0.hasPrefix("warning the route identities name an identity the route does not allow") && $0.contains("carol") })
+        #expect(log.messages.contains { $0.hasPrefix("warning the route identities name a route without a choice of identities") && $0.contains("solo") })
+    }
+
+    @Test func anUnreadableFileKeepsTheIdentitiesAndIsReportedOnce() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try file.set("bob", forRoute: "kii")
+        let follower = follower()
+        follower.check()
+        try Data("{".utf8).write(to: URL(fileURLWithPath: file.path))
+        follower.check()
+        follower.check()
+        #expect(kii.current.name == "bob")
+        #expect(log.messages.filter { $0.contains("cannot read the route identities") }.count == 1)
+    }
+}
