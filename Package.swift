@@ -15,8 +15,8 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
-        // C modules: Linux headers Swift cannot see, libcurl, and fixed-arity wrappers for
-        // the C variadics and macros Swift cannot call.
+        // C modules: Linux headers Swift cannot see, libcurl, OpenSSL and hiredis, and
+        // fixed-arity wrappers for the C variadics and macros Swift cannot call.
         .target(name: "CLinux"),
         .systemLibrary(
             name: "CCurl",
@@ -29,6 +29,12 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, a flag SwiftPM refuses with
+        // a warning; the header is found as <hiredis/hiredis.h> in the system include path.
+        .systemLibrary(
+            name: "CHiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
 
         // Pure HTTP/1.1 codec: bytes in, events out. No sockets, no clocks.
         .target(name: "LatchkeyHTTP"),
@@ -39,7 +45,7 @@ let package = Package(
         // libcurl multi driven by the loop's epoll.
         .target(name: "LatchkeyUpstream", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "CCurlShims"]),
         // Identities, grants and the token lifecycle: the control plane.
-        .target(name: "LatchkeyAuth", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "LatchkeyUpstream", "COpenSSL", "CLinux"]),
+        .target(name: "LatchkeyAuth", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "LatchkeyUpstream", "COpenSSL", "CHiredis", "CLinux"]),
         // Configuration, routes, credentials, the proxy pipeline: the wiring.
         .target(
             name: "Latchkey",

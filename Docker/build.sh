@@ -13,12 +13,13 @@
 set -euo pipefail
 
 # Build stage: the Swift image has the toolchain; the proxy links libcurl (OpenSSL flavour,
-# never libcurl4-gnutls-dev: that is a second libcurl) and OpenSSL.
-BUILD_DEPS=(libcurl4-openssl-dev libssl-dev pkg-config)
-# Runtime stage: libcurl and its TLS stack, the system CAs for upstream TLS, curl for the
-# HEALTHCHECK, libstdc++ (the static Swift runtime still links it dynamically). The Swift
-# runtime and Foundation are linked in statically.
-RUNTIME_DEPS=(libcurl4 libssl3 libstdc++6 ca-certificates curl)
+# never libcurl4-gnutls-dev: that is a second libcurl), OpenSSL and hiredis (the Redis
+# token store).
+BUILD_DEPS=(libcurl4-openssl-dev libssl-dev libhiredis-dev pkg-config)
+# Runtime stage: libcurl and its TLS stack, hiredis, the system CAs for upstream TLS, curl
+# for the HEALTHCHECK, libstdc++ (the static Swift runtime still links it dynamically). The
+# Swift runtime and Foundation are linked in statically.
+RUNTIME_DEPS=(libcurl4 libssl3 libhiredis0.14 libstdc++6 ca-certificates curl)
 USER_NAME=latchkey
 USER_ID=10001
 

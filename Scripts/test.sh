@@ -22,8 +22,11 @@ if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
 fi
 export PYTHONDONTWRITEBYTECODE=1
 
+# libhiredis-dev builds the Redis token store; redis-server (and its redis-cli) is what the
+# Redis tests start on ports of their own. Debian's package also starts a system Redis on
+# 6379 where a service manager runs; the tests never use that one.
 # chromium: the real browser of the handoff tests (Tests/Integration/browser.py).
-APT_PACKAGES=(libcurl4-openssl-dev libssl-dev curl ca-certificates pkg-config strace chromium)
+APT_PACKAGES=(libcurl4-openssl-dev libssl-dev libhiredis-dev redis-server curl ca-certificates pkg-config strace chromium)
 VENV=.venv
 REQUIREMENTS=Tests/Integration/requirements.txt
 SCRATCH=${LATCHKEY_SCRATCH:-.build}

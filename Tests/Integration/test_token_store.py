@@ -1,8 +1,9 @@
 """The persistent token store through the real binary against the real OAuth2 server
 (django-oauth-toolkit, idp_support.py): tokens and rotated refresh tokens survive a
 restart, the files are private and sealed when a key is set, Latchkey refuses a store
-others can read and a wrong key, moves a corrupt file aside, and takes up a store file
-another process wrote without a restart."""
+others can read and a wrong key, moves a corrupt file aside, takes up a store file another
+process wrote without a restart, and two servers on one store never spend a refresh token
+twice."""
 
 import base64
 import json
@@ -11,6 +12,7 @@ import shutil
 import stat
 import time
 
+from replicas import ACCESS_TOKEN_SECONDS, Load, assert_one_token_request_per_expiry, shared_identity_config
 from support import config, wait_until
 from test_oauth import identity_route, password_identity
 
@@ -191,6 +193,23 @@ def test_the_quick_start_creates_no_store(latchkey, upstream):
     proxy = latchkey.quick(upstream.url)
     assert proxy.get("/echo").status == 200
     assert not (latchkey.workdir / "state").exists()
+
+
+def test_two_servers_on_one_store_directory_spend_each_refresh_token_once(latchkey, make_idp):
+    # The refresh lock of the file store: an flock on the identity's refresh-lock file.
+    idp = make_idp(access_token_seconds=ACCESS_TOKEN_SECONDS)
+    cfg = lambda: shared_identity_config(idp, {"type": "file"})  # noqa: E731
+    first, second = latchkey.serve(cfg()), latchkey.serve(cfg())
+    assert first.get("/warm-up").status == 200
+    assert second.get("/warm-up").status == 200
+    assert idp.token_requests() == 1
+    assert (store_dir(latchkey) / "idp.refresh-lock").exists()
+
+    before = idp.token_requests()
+    load = Load([first, second], seconds=3.5 * ACCESS_TOKEN_SECONDS)
+    load.assert_all_served()
+    assert_one_token_request_per_expiry(idp, load, before)
+    assert len(load.tokens) >= 3
 
 
 def test_introspection_at_start_renews_a_token_the_idp_ended(latchkey, make_idp):

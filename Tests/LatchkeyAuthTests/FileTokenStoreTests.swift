@@ -208,7 +208,7 @@ import Glibc
         let opening = try #require(throws: TokenStoreError.self) { try store(key: wrongKey, identities: ["podio"]) }
         #expect(opening.code == .wrongKey)
         #expect(opening.message == "store file \(file) does not open with the store key from environment variable LATCHKEY_STORE_KEY: "
-            + "it was sealed with another key, for another identity, or altered; the file is left as it is")
+            + "it was sealed with another key, for another identity, or altered; it is left as it is")
         let reader = try self.store(key: wrongKey)
         await #expect(throws: opening) { try await reader.load(identity: "podio") }
         await #expect(throws: opening) { try await reader.save(token, identity: "podio") }
@@ -361,5 +361,22 @@ import Glibc
         // A recent file is checked again, but the same failure is not repeated.
         try await Task.sleep(for: .milliseconds(50))
         #expect(await server.changes(among: ["podio"]).isEmpty)
+    }
+
+    @Test func theRefreshLockIsAPrivateFileBesideTheToken() async throws {
+        let store = try store()
+        guard case .acquired(let lease) = try await store.acquireRefreshLock(identity: "podio") else {
+            Issue.record("the refresh lock was not acquired")
+            return
+        }
+        #expect(lease.expiresAt == nil)
+        let lockFile = storePath + "/podio.refresh-lock"
+        #expect(try mode(lockFile) == 0o600)
+        await store.releaseRefreshLock(lease)
+        // The lock file stays (removing it would race another process's flock), empty.
+        #expect(try bytes(lockFile).isEmpty)
+        chmod(lockFile, 0o644)
+        let error = await #expect(throws: TokenStoreError.self) { try await store.acquireRefreshLock(identity: "podio") }
+        #expect(error?.message == "refresh lock file \(lockFile) is accessible by others (mode 0644); run chmod 600 \(lockFile)")
     }
 }

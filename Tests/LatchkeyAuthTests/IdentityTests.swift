@@ -61,6 +61,8 @@ actor RecordingStore: TokenStore {
     var saved: [TokenSet?] = []
     func load(identity: String) -> TokenSet? { nil }
     func save(_ token: TokenSet?, identity: String) { saved.append(token) }
+    func acquireRefreshLock(identity: String) -> RefreshLockAttempt { .acquired(RefreshLease(identity: identity, owner: "test", expiresAt: nil)) }
+    func releaseRefreshLock(_ lease: RefreshLease) {}
     func logOut(identity: String) -> TokenSet? {
         Issue.record("an identity never logs itself out in the store")
         return nil

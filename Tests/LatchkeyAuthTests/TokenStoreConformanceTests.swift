@@ -9,19 +9,36 @@ import Testing
         case memory
         case file
         case sealedFile
+        case redis
+        case sealedRedis
 
         var testDescription: String { rawValue }
 
-        /// A fresh, empty store, and what must stay alive while it is used.
-        func make() throws -> (store: any TokenStore, resources: AnyObject?) {
+        /// Two handles on one fresh, empty store, as two processes sharing it have (the
+        /// memory store is shared within its process only: the same instance twice), and
+        /// what must stay alive while they are used.
+        func makePair() throws -> (first: any TokenStore, second: any TokenStore, resources: AnyObject?) {
             switch self {
             case .memory:
-                return (MemoryTokenStore(), nil)
+                let store = MemoryTokenStore()
+                return (store, store, nil)
             case .file, .sealedFile:
                 let directory = try TemporaryDirectory()
-                let store = try FileTokenStore(directory: directory.appending("store"), key: self == .sealedFile ? try testStoreKey() : nil)
-                return (store, directory)
+                let key = self == .sealedFile ? try testStoreKey() : nil
+                let path = directory.appending("store")
+                return (try FileTokenStore(directory: path, key: key), try FileTokenStore(directory: path, key: key), directory)
+            case .redis, .sealedRedis:
+                let server = try RedisServer()
+                let key = self == .sealedRedis ? try testStoreKey() : nil
+                let prefix = "conformance:"
+                return (server.store(key: key, prefix: prefix), server.store(key: key, prefix: prefix), server)
             }
+        }
+
+        /// A fresh, empty store, and what must stay alive while it is used.
+        func make() throws -> (store: any TokenStore, resources: AnyObject?) {
+            let (store, _, resources) = try makePair()
+            return (store, resources)
         }
     }
 
@@ -190,6 +207,67 @@ import Testing
             try await store.saveCookies([], identity: "basecamp")
             #expect(try await store.loadCookies(identity: "basecamp").isEmpty)
             expectSame(try await store.load(identity: "basecamp"), Self.token)
+        }
+    }
+}
+
+/// The refresh lock (RefreshLease): one holder per identity across every handle on the store.
+extension TokenStoreConformanceTests {
+    private func withPair(_ kind: StoreUnderTest, _ body: (any TokenStore, any TokenStore) async throws -> Void) async throws {
+        let (first, second, resources) = try kind.makePair()
+        try await body(first, second)
+        withExtendedLifetime(resources) {}
+    }
+
+    private func lease(_ attempt: RefreshLockAttempt, sourceLocation: SourceLocation = #_sourceLocation) throws -> RefreshLease {
+        guard case .acquired(let lease) = attempt else {
+            Issue.record("the refresh lock was not acquired", sourceLocation: sourceLocation)
+            throw CancellationError()
+        }
+        return lease
+    }
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func aHeldRefreshLockIsRefusedUntilItIsReleased(_ kind: StoreUnderTest) async throws {
+        try await withPair(kind) { first, second in
+            let held = try lease(try await first.acquireRefreshLock(identity: "podio"))
+            #expect(held.identity == "podio")
+            #expect(try await second.acquireRefreshLock(identity: "podio") == .heldElsewhere)
+            #expect(try await first.acquireRefreshLock(identity: "podio") == .heldElsewhere)
+            await first.releaseRefreshLock(held)
+            let next = try lease(try await second.acquireRefreshLock(identity: "podio"))
+            #expect(next.owner != held.owner)
+            await second.releaseRefreshLock(next)
+        }
+    }
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func aStaleLeaseReleasesNothing(_ kind: StoreUnderTest) async throws {
+        try await withPair(kind) { first, second in
+            let old = try lease(try await first.acquireRefreshLock(identity: "podio"))
+            await first.releaseRefreshLock(old)
+            let current = try lease(try await second.acquireRefreshLock(identity: "podio"))
+            await first.releaseRefreshLock(old)
+            #expect(try await first.acquireRefreshLock(identity: "podio") == .heldElsewhere)
+            await second.releaseRefreshLock(current)
+        }
+    }
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func refreshLocksArePerIdentity(_ kind: StoreUnderTest) async throws {
+        try await withPair(kind) { first, second in
+            let alice = try lease(try await first.acquireRefreshLock(identity: "alice"))
+            let bob = try lease(try await second.acquireRefreshLock(identity: "bob"))
+            await first.releaseRefreshLock(alice)
+            await second.releaseRefreshLock(bob)
+        }
+    }
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func aTokenSavedThroughOneHandleLoadsThroughTheOther(_ kind: StoreUnderTest) async throws {
+        try await withPair(kind) { first, second in
+            try await first.save(Self.token, identity: "podio")
+            expectSame(try await second.load(identity: "podio"), Self.token)
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Latchkey
+import LatchkeyAuth
 
 @Suite("Config examples")
 struct ConfigExamplesTests {
@@ -40,6 +41,16 @@ struct ConfigExamplesTests {
         #expect(route.injections == [Injection(target: .query("api_key"), source: .credential("tmdb"), template: .token)])
         #expect(route.secretQueryParameters == ["session_id"])
         #expect(config.credentials["tmdb"] == .environment("TMDB_API_KEY"))
+    }
+
+    @Test func replicasShareTheirIdentityThroughRedis() throws {
+        let config = try load("replicas.yaml")
+        #expect(config.store.kind == .redis)
+        #expect(config.store.redis == TokenStoreSettings.Redis(
+            endpoint: RedisEndpoint(host: "redis.default.svc.cluster.local"), keyPrefix: "latchkey:reports:",
+            password: .file("/var/run/secrets/redis/password")))
+        #expect(config.store.keyFile == "/var/run/secrets/latchkey/store.key")
+        #expect(config.routes.first?.identity == "reports")
     }
 
     @Test func sidecarHasAGuardedPodListenerAUnixSocketAndAListenerForMetrics() throws {

@@ -32,6 +32,38 @@ struct TokenStoreFactoryTests {
         #expect(!FileManager.default.fileExists(atPath: storeDirectory))
     }
 
+    @Test func aRedisStoreThatCannotBeReachedStillOpensUnavailable() throws {
+        defer { try? FileManager.default.removeItem(at: state) }
+        // Port 1 on loopback: nothing listens, the connection is refused at once.
+        let config = try config("store: { type: redis, url: \"redis://127.0.0.1:1/0\", password: { env: LK_TEST_REDIS_PASSWORD } }")
+        let store = try #require(try makeTokenStore(config: config, environment: ["LK_TEST_REDIS_PASSWORD": "pw"]) as? RedisTokenStore)
+        #expect(store.endpoint == RedisEndpoint(host: "127.0.0.1", port: 1))
+        guard case .unavailable(let reason) = store.availability else {
+            Issue.record("a refused connection counts as available")
+            return
+        }
+        #expect(reason.hasPrefix("cannot connect to redis://127.0.0.1:1/0: "))
+        #expect(!FileManager.default.fileExists(atPath: storeDirectory))
+    }
+
+    @Test func withRedisTheRouteIdentitiesStayInAFileInTheStoreDirectory() throws {
+        defer { try? FileManager.default.removeItem(at: state) }
+        let redis = "store: { type: redis, url: \"redis://127.0.0.1:1/0\" }"
+        let file = try #require(try openRouteIdentityFile(config: try config(redis), environment: environment))
+        #expect(file.path == storeDirectory + "/" + RouteIdentityFile.fileName)
+        let chosen = state.path + "/chosen"
+        let configured = try #require(try openRouteIdentityFile(config: try config(redis.replacingOccurrences(of: " }", with: ", path: \(chosen) }")),
+                                                                environment: environment))
+        #expect(configured.path == chosen + "/" + RouteIdentityFile.fileName)
+        #expect(try openRouteIdentityFile(config: try config("store: { type: memory }"), environment: environment) == nil)
+    }
+
+    @Test func aRedisPasswordThatCannotBeReadStopsTheStart() throws {
+        let config = try config("store: { type: redis, url: \"redis://127.0.0.1:1/0\", password: { env: LK_TEST_REDIS_PASSWORD } }")
+        let error = try #require(throws: TokenStoreError.self) { try makeTokenStore(config: config, environment: [:]) }
+        #expect(error.message == "cannot read store.password: environment variable LK_TEST_REDIS_PASSWORD is not set")
+    }
+
     @Test func aStaticIdentityWhoseCookiesTheProxyKeepsHasAStore() throws {
         defer { try? FileManager.default.removeItem(at: state) }
         let config = try ConfigTestSupport.load("""

@@ -7,9 +7,10 @@ import LatchkeyAuth
 import Logging
 
 /// `latchkey logout IDENTITY`: takes the identity's tokens out of the token store and
-/// marks it logged out there, in one step, then revokes them at the IdP (RFC 7009) where a
-/// revocation endpoint is known. A running serve takes the logout up within about a second
-/// and answers the identity's routes `login_required`; no serve logs the identity back in
+/// marks it logged out there, in one step under the identity's refresh lock (so that no
+/// refresh in flight in a serve or a replica saves a token over the mark), then revokes
+/// them at the IdP (RFC 7009) where a revocation endpoint is known. A running serve takes
+/// the logout up within about a second and answers the identity's routes `login_required`; no serve logs the identity back in
 /// by itself, even with a password in the configuration, until `latchkey login`. The
 /// tokens leave the store whatever the revocation's outcome: the user asked to log out.
 public struct IdentityLogout: Sendable {
@@ -49,7 +50,7 @@ public struct IdentityLogout: Sendable {
     /// Throws only when the store cannot be changed; then nothing was revoked either.
     public func run(store: any TokenStore) async throws -> Outcome {
         var outcome = Outcome()
-        guard let token = try await store.logOut(identity: identity.name) else { return outcome }
+        guard let token = try await store.logOutUnderRefreshLock(identity: identity.name) else { return outcome }
         outcome.hadToken = true
         let source: OAuthTokenSource
         switch self.source {

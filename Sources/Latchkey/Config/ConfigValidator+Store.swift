@@ -1,3 +1,5 @@
+import LatchkeyAuth
+
 extension ConfigValidator {
     mutating func validateStore(_ raw: RawStore?, at path: ConfigPath) -> TokenStoreSettings {
         var settings = TokenStoreSettings()
@@ -7,19 +9,55 @@ extension ConfigValidator {
                 settings.kind = kind
             } else {
                 // The paths are still checked, as a file store's.
-                diagnostics.error(path / "type", "unknown store type", expected: "file (the default) or memory")
+                diagnostics.error(path / "type", "unknown store type", expected: "file (the default), redis or memory")
             }
         }
-        if settings.kind == .memory {
-            for (key, given) in [("path", raw.path != nil), ("key_file", raw.keyFile != nil)] where given {
-                diagnostics.error(path / key, "not used by the memory store", expected: "type: file, or no \(key)")
-            }
-            return settings
+        let keys: [(key: String, given: Bool, usedBy: [TokenStoreSettings.Kind])] = [
+            // With Redis, the directory keeps what is not a token: the identities `latchkey
+            // use` chose for routes (RouteIdentityFile).
+            ("path", raw.path != nil, [.file, .redis]),
+            ("key_file", raw.keyFile != nil, [.file, .redis]),
+            ("url", raw.url != nil, [.redis]),
+            ("key_prefix", raw.keyPrefix != nil, [.redis]),
+            ("password", raw.password != nil, [.redis]),
+        ]
+        for (key, given, usedBy) in keys where given && !usedBy.contains(settings.kind) {
+            diagnostics.error(path / key, "not used by the \(settings.kind.rawValue) store",
+                              expected: "type: \(usedBy.map(\.rawValue).joined(separator: " or ")), or no \(key)")
         }
-        settings.directory = storePath(raw.path, at: path / "path", expected: "the directory for the token files")
+        guard settings.kind != .memory else { return settings }
+        settings.directory = storePath(raw.path, at: path / "path", expected: settings.kind == .file
+            ? "the directory for the token files" : "the directory for the identities chosen with latchkey use")
+        if settings.kind == .redis { settings.redis = validateRedis(raw, at: path) }
         settings.keyFile = storePath(raw.keyFile, at: path / "key_file", expected: "the file holding the store key")
         if let keyFile = settings.keyFile { checkReadableFile(keyFile, at: path / "key_file") }
         return settings
+    }
+
+    private mutating func validateRedis(_ raw: RawStore, at path: ConfigPath) -> TokenStoreSettings.Redis? {
+        var password: SecretSource?
+        if let secret = raw.password {
+            if secret.value != nil {
+                diagnostics.error(path / "password", "an inline password would sit in the configuration's text",
+                                  expected: "{env: NAME} or {file: PATH}")
+            } else {
+                password = secretSource(secret, at: path / "password")
+            }
+        }
+        let keyPrefix = raw.keyPrefix ?? TokenStoreSettings.Redis.defaultKeyPrefix
+        if keyPrefix.utf8.contains(where: ConfigSyntax.isControl) || keyPrefix.contains(" ") {
+            diagnostics.error(path / "key_prefix", "spaces or control characters in the key prefix", expected: "a prefix such as latchkey:")
+        }
+        guard let url = raw.url else {
+            diagnostics.error(path, "missing key 'url'", expected: "the Redis server, e.g. redis://127.0.0.1:6379/0")
+            return nil
+        }
+        do {
+            return TokenStoreSettings.Redis(endpoint: try RedisEndpoint(url: url), keyPrefix: keyPrefix, password: password)
+        } catch {
+            diagnostics.error(path / "url", error.message, expected: nil)
+            return nil
+        }
     }
 
     /// A path taken against the config file's directory. `~` is not a shell's: refused

@@ -47,21 +47,28 @@ struct RawServer: Decodable {
     }
 }
 
-/// Where identities' tokens are kept: `store: { type: file, path: DIR, key_file: FILE }`.
+/// Where identities' tokens are kept: `store: { type: file, path: DIR, key_file: FILE }`
+/// or `store: { type: redis, url: URL, key_prefix: TEXT, password: SECRET, key_file: FILE }`.
 struct RawStore: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case type, path, key_file
+        case type, path, key_file, url, key_prefix, password
     }
 
     var type: String?
     var path: String?
     var keyFile: String?
+    var url: String?
+    var keyPrefix: String?
+    var password: RawSecret?
 
     init(from decoder: any Decoder) throws {
-        let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping with type, path and key_file")
+        let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping with type, and path or url")
         type = f(.type)
         path = f(.path)
         keyFile = f(.key_file)
+        url = f(.url)
+        keyPrefix = f(.key_prefix)
+        password = f(.password)
     }
 }
 

@@ -20,6 +20,7 @@ struct ProxyContext: Sendable {
     let accessLog: AccessLog
     let metrics: ProxyMetrics
     let metricsEndpoint: MetricsEndpoint
+    let readiness: Readiness
     let identitiesEndpoint: IdentitiesEndpoint
     /// Calls handoff endpoints; nil when no route has one.
     let handoffCaller: HandoffCaller?
@@ -42,10 +43,15 @@ final class ProxyHandler: ServerHandler {
 
     func handle(_ exchange: ServerExchange) -> ExchangeHandler {
         let head = exchange.head
-        // Health says nothing secret and is probed without credentials (Docker's
-        // HEALTHCHECK, a kubelet at the pod's address), so it comes before every check.
+        // Health and readiness say nothing secret and are probed without credentials
+        // (Docker's HEALTHCHECK, a kubelet at the pod's address), so they come before
+        // every check.
         if head.target == "/.latchkey/health" {
             return answer(exchange, status: 200, body: Array("{\"status\":\"ok\"}\n".utf8))
+        }
+        if head.target == Readiness.path {
+            let ready = context.readiness.answer()
+            return answer(exchange, status: ready.status, body: ready.body)
         }
         let policy = context.policies[exchange.listener.index]
         let host = head.fields["Host"]

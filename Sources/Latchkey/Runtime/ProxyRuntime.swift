@@ -66,6 +66,7 @@ public final class ProxyRuntime: Sendable {
                                  secretQueryParameters: routes.allSecretQueryParameters.union([SessionGate.tokenParameter])),
             metrics: ProxyMetrics(config: config, factory: metrics),
             metricsEndpoint: MetricsEndpoint(registry: metrics.registry),
+            readiness: Readiness(store: tokenStore as? any AvailabilityReportingStore, identities: Array(identities.identities.values)),
             identitiesEndpoint: IdentitiesEndpoint(config: config, identities: identities.identities, selectable: routes.selectable),
             handoffCaller: hasHandoffs ? client.map(HandoffCaller.init(client:)) : nil,
             handoffMarks: HandoffMarks(signer: try MessageSigner.ephemeral()),
@@ -85,6 +86,7 @@ public final class ProxyRuntime: Sendable {
             })
         }
         self.loops = loops
+        StoreMetrics.observe(tokenStore, factory: metrics)
         let secrets: @Sendable () -> Void = {
             let changed = credentials.reloadIfChanged()
             if !changed.isEmpty {

@@ -71,6 +71,10 @@ public final class Identity: Sendable {
         state.withLock { $0.timer?.cancel() }
     }
 
+    /// Whether `start` has read the store (always true for an identity that keeps nothing
+    /// there): until then its requests wait.
+    public var hasStarted: Bool { !state.withLock { $0.restoring } }
+
     /// Whether a token an upstream refused is worth replacing (and the request replaying).
     public var renewable: Bool { source.renewable }
 
@@ -253,60 +257,88 @@ public final class Identity: Sendable {
         Task { await self.run(kind) }
     }
 
+    /// Token requests one after the other, each under the store's refresh lock, until one
+    /// settles the lifecycle (a token, a back-off, a login required).
     private func run(_ first: AcquisitionKind) async {
-        var kind = first
-        attempts: while true {
-            // The winner's double check (as oauth2-proxy reloads the session before it
-            // refreshes): another process may have stored a newer token meanwhile, a login
-            // or another replica's refresh, whose refresh token may have replaced ours.
-            switch await storedNow() {
-            case .nothingNewer:
-                break
-            case .newer(let stored):
-                let now = clock()
-                let decision = update { lifecycle -> TokenLifecycle.Demand in
-                    lifecycle.replace(with: stored)
-                    return lifecycle.demand(now: now)
-                }
-                events.record(AuthEvent(identity: name, kind: .acquired, detail: "a newer token was in the token store"))
-                guard case .wait(let start?) = decision else { break attempts }
-                kind = start
-            case .loggedOut:
-                // Logged out by another process before the watcher told this one: its
-                // refresh token is revoked, and a new grant would undo the logout.
-                if holdLoggedOut() { events.record(Self.loggedOutEvent(name)) }
-                break attempts
-            }
-            let (refreshToken, generation) = state.withLock { ($0.lifecycle.token?.refreshToken, $0.lifecycle.generation) }
-            // A token another process stored while the request was out (`storeChanged`)
-            // wins: neither the request's token nor its failure may replace it, or clear
-            // the store under a fresh login.
-            func replacedMeanwhile() -> Bool { state.withLock { $0.lifecycle.generation != generation } }
-            do throws(AcquisitionFailure) {
-                let answer = try await source.acquire(kind, refreshToken: kind == .refresh ? refreshToken : nil, now: clock())
-                if replacedMeanwhile() { break }
-                let token = state.withLock { $0.lifecycle.completed(answer, kind: kind) }
-                await persist(token)
-                update { $0.succeeded(token, kind: kind) }
-                events.record(AuthEvent(identity: name, kind: kind == .refresh ? .refreshed : .acquired))
-                break
-            } catch {
-                if replacedMeanwhile() { break }
-                let now = clock(), unit = random()
-                let next = update { $0.failed(error, kind: kind, now: now, unit: unit) }
-                events.record(AuthEvent(identity: name, kind: .failed, detail: error.message))
-                guard let next else {
-                    if case .loginRequired(let reason) = snapshot.phase {
-                        events.record(AuthEvent(identity: name, kind: .loginRequired, detail: reason))
-                        await persist(nil)
-                    }
-                    break
-                }
-                kind = next
-            }
+        var next: AcquisitionKind? = first
+        while let kind = next {
+            let generation = state.withLock { $0.lifecycle.generation }
+            let lease = await takeRefreshLock()
+            next = await attempt(kind, heldGeneration: generation)
+            if let lease { await store.releaseRefreshLock(lease) }
         }
         flushWaiters()
         reschedule()
+    }
+
+    /// One token request, under the refresh lock, after the double check. Returns the
+    /// request to make next (a re-authentication after a refused refresh), if any.
+    private func attempt(_ planned: AcquisitionKind, heldGeneration: UInt64) async -> AcquisitionKind? {
+        var kind = planned
+        // The winner's double check (as oauth2-proxy reloads the session before it
+        // refreshes): another process may have stored a newer token meanwhile, a login or
+        // another replica's refresh, whose refresh token may have replaced ours; or the
+        // watcher brought one while this waited for the lock.
+        var stored: TokenSet?
+        switch await storedNow() {
+        case .nothingNewer:
+            break
+        case .newer(let token):
+            stored = token
+        case .loggedOut:
+            // Logged out by another process before the watcher told this one: its refresh
+            // token is revoked, and a new grant would undo the logout. `latchkey logout`
+            // marks the store under this same lock, so no request of this identity is out
+            // while it does, and none starts after it without seeing the mark here.
+            if holdLoggedOut() { events.record(Self.loggedOutEvent(name)) }
+            return nil
+        }
+        if stored != nil || state.withLock({ $0.lifecycle.generation }) != heldGeneration {
+            let now = clock()
+            let decision = update { lifecycle -> TokenLifecycle.Demand in
+                if let stored { lifecycle.replace(with: stored) }
+                return lifecycle.demand(now: now)
+            }
+            if stored != nil { events.record(AuthEvent(identity: name, kind: .acquired, detail: "a newer token was in the token store")) }
+            guard case .wait(let start?) = decision else { return nil }
+            kind = start
+        }
+        let (refreshToken, generation) = state.withLock { ($0.lifecycle.token?.refreshToken, $0.lifecycle.generation) }
+        // A token another process stored while the request was out (`storeChanged`)
+        // wins: neither the request's token nor its failure may replace it, or clear
+        // the store under a fresh login.
+        func replacedMeanwhile() -> Bool { state.withLock { $0.lifecycle.generation != generation } }
+        do throws(AcquisitionFailure) {
+            let answer = try await source.acquire(kind, refreshToken: kind == .refresh ? refreshToken : nil, now: clock())
+            if replacedMeanwhile() { return nil }
+            let token = state.withLock { $0.lifecycle.completed(answer, kind: kind) }
+            await persist(token)
+            update { $0.succeeded(token, kind: kind) }
+            events.record(AuthEvent(identity: name, kind: kind == .refresh ? .refreshed : .acquired))
+            return nil
+        } catch {
+            if replacedMeanwhile() { return nil }
+            let now = clock(), unit = random()
+            let next = update { $0.failed(error, kind: kind, now: now, unit: unit) }
+            events.record(AuthEvent(identity: name, kind: .failed, detail: error.message))
+            if next == nil, case .loginRequired(let reason) = snapshot.phase {
+                events.record(AuthEvent(identity: name, kind: .loginRequired, detail: reason))
+                await persist(nil)
+            }
+            return next
+        }
+    }
+
+    /// Waits for the store's refresh lock (`TokenStore.waitForRefreshLock`). A store that
+    /// cannot be reached gives no lease, and the request goes ahead without one: requests
+    /// must not go without a token while the store is away.
+    private func takeRefreshLock() async -> RefreshLease? {
+        do {
+            return try await store.waitForRefreshLock(identity: name)
+        } catch {
+            events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot take the refresh lock, going on without it: \(error)"))
+            return nil
+        }
     }
 
     /// What the store holds now, as it bears on a token request about to start.

@@ -32,10 +32,17 @@ public protocol TokenStore: Sendable {
     /// before it is ever used; nil removes the token and keeps the cookies. A token ends a
     /// logout.
     func save(_ token: TokenSet?, identity: String) async throws
-    /// A person logged the identity out (`latchkey logout`): its entry goes, its cookies
-    /// with it, and `isLoggedOut` answers true until a token is saved again (`latchkey
-    /// login`), so that an identity able to get a token by itself does not silently log
-    /// back in. Returns the token it removed, in the same step, for the caller to revoke.
+    /// Takes the identity's refresh lock (`RefreshLease`) when no one holds it; never
+    /// waits for it. Throws when the store cannot be reached.
+    func acquireRefreshLock(identity: String) async throws -> RefreshLockAttempt
+    /// Lets go of `lease`, if it is still the one holding the lock.
+    func releaseRefreshLock(_ lease: RefreshLease) async
+    /// A person logged the identity out (`latchkey logout`, which holds the refresh lock
+    /// meanwhile, so that no refresh in flight saves a token over the mark): its entry
+    /// goes, its cookies with it, and `isLoggedOut` answers true until a token is saved
+    /// again (`latchkey login`), so that an identity able to get a token by itself does not
+    /// silently log back in. Returns the token it removed, in the same step, for the caller
+    /// to revoke.
     func logOut(identity: String) async throws -> TokenSet?
     /// Whether the identity was logged out by a person and has had no token since.
     func isLoggedOut(identity: String) async throws -> Bool
@@ -47,11 +54,14 @@ public protocol TokenStore: Sendable {
     func saveCookies(_ cookies: [String], identity: String) async throws
 }
 
-/// The store that forgets on exit, for identities that need no persistence.
+/// The store that forgets on exit, for identities that need no persistence. Its refresh
+/// lock excludes the identities of this process that share it.
 public actor MemoryTokenStore: TokenStore {
     private var tokens: [String: TokenSet] = [:]
     private var cookies: [String: [String]] = [:]
     private var loggedOut: Set<String> = []
+    /// Identity → owner of its lease.
+    private var refreshLocks: [String: String] = [:]
 
     public init() {}
 
@@ -74,5 +84,16 @@ public actor MemoryTokenStore: TokenStore {
 
     public func saveCookies(_ cookies: [String], identity: String) {
         self.cookies[identity] = cookies.isEmpty || loggedOut.contains(identity) ? nil : cookies
+    }
+
+    public func acquireRefreshLock(identity: String) throws -> RefreshLockAttempt {
+        guard refreshLocks[identity] == nil else { return .heldElsewhere }
+        let lease = RefreshLease(identity: identity, owner: try RefreshLease.newOwner(), expiresAt: nil)
+        refreshLocks[identity] = lease.owner
+        return .acquired(lease)
+    }
+
+    public func releaseRefreshLock(_ lease: RefreshLease) {
+        if refreshLocks[lease.identity] == lease.owner { refreshLocks[lease.identity] = nil }
     }
 }

@@ -1,4 +1,7 @@
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -9,7 +12,8 @@ import Synchronization
 
 /// The default token store: one file per identity in a private directory, sealed with
 /// AES-256-GCM when there is a key, replaced atomically and durably, and shared with other
-/// Latchkey processes (`latchkey login` beside `serve`) under a lock file.
+/// Latchkey processes (`latchkey login` beside `serve`, or two servers) under a lock file;
+/// each identity's refresh lock is a file of its own (FileTokenStore+RefreshLock).
 ///
 /// Its file operations block, so they run on the store's own serial queue, never on the
 /// cooperative pool or an event loop; the async methods wait for the queue's answer.
@@ -27,6 +31,8 @@ public final class FileTokenStore: WatchableTokenStore {
     let known = Mutex<[String: KnownEntry]>([:])
     /// Plaintext files already reported, until they are sealed.
     private let reportedPlaintext = Mutex<Set<String>>([])
+    /// The descriptors holding refresh locks, by lease owner: closing one releases its lock.
+    let refreshLocks = Mutex<[String: Int32]>([:])
 
     struct KnownEntry {
         var signature: FileSignature?
@@ -62,6 +68,10 @@ public final class FileTokenStore: WatchableTokenStore {
                 remember(identity, Snapshot(signature: FileSignature(path: path), record: StoredRecord()))
             }
         }
+    }
+
+    deinit {
+        refreshLocks.withLock { for fd in $0.values { close(fd) } }
     }
 
     public func load(identity: String) async throws(TokenStoreError) -> TokenSet? {
@@ -119,11 +129,8 @@ public final class FileTokenStore: WatchableTokenStore {
 
     // MARK: on the queue
 
-    private func onQueue<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, E>, Never>) in
-            queue.async { continuation.resume(returning: Result { () throws(E) in try body() }) }
-        }
-        return try result.get()
+    func onQueue<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        try await queue.perform(body)
     }
 
     /// The identity's record; a corrupt file is moved aside first (and reported by
@@ -172,7 +179,7 @@ public final class FileTokenStore: WatchableTokenStore {
         guard let file = try PrivateFile.read(path, .storeFile) else { return Snapshot(signature: nil, record: StoredRecord()) }
         var bytes = file.bytes
         defer { StoreKey.wipe(&bytes) }
-        let (record, sealed) = try StoreEnvelope.decode(bytes, identity: identity, key: key, path: path)
+        let (record, sealed) = try StoreEnvelope.decode(bytes, identity: identity, key: key, entry: "store file \(path)")
         if let key, !sealed, reportedPlaintext.withLock({ $0.insert(path).inserted }) {
             notices("store file \(path) is not encrypted although a store key is configured (\(key.origin)); "
                 + "it is encrypted when its token is next saved")

@@ -23,6 +23,7 @@ enum PrivateFile {
         static let storeDirectory = Kind(noun: "store directory", privateMode: "700")
         static let storeFile = Kind(noun: "store file", privateMode: "600")
         static let lockFile = Kind(noun: "store lock file", privateMode: "600")
+        static let refreshLockFile = Kind(noun: "refresh lock file", privateMode: "600")
         static let routeIdentities = Kind(noun: "route identity file", privateMode: "600")
         static let keyFile = Kind(noun: "key file", privateMode: "600", followsLinks: true, rootMayOwn: true)
         static let systemdCredential = Kind(noun: "systemd credential", privateMode: "600", followsLinks: true, checksPermissions: false)
@@ -135,6 +136,24 @@ enum PrivateFile {
             throw TokenStoreError(.writeFailed, "cannot move \(path) aside to \(target): \(reason(error))")
         }
         try syncDirectory(directory)
+    }
+
+    /// Opens a lock file, created 0600 when missing, and refuses one others can reach. The
+    /// descriptor is the caller's to close; closing it drops any flock(2) it holds.
+    static func openLockFile(_ path: String, _ kind: Kind) throws(TokenStoreError) -> Int32 {
+        let fd: Int32
+        do {
+            fd = try systemCall("open") { open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+        } catch {
+            throw TokenStoreError(.unusablePath, "cannot open \(kind.noun) \(path): \(reason(error))")
+        }
+        do throws(TokenStoreError) {
+            try requirePrivate(try status(of: fd, path, kind), path, kind)
+        } catch {
+            close(fd)
+            throw error
+        }
+        return fd
     }
 
     static func status(of fd: Int32, _ path: String, _ kind: Kind) throws(TokenStoreError) -> stat {

@@ -8,8 +8,9 @@ import Glibc
 #endif
 import LatchkeyLoop
 
-/// The directory of a file store: one `<identity>.json` per identity, the lock file, and
-/// the temporary and moved-aside files beside them.
+/// The directory of a file store: one `<identity>.json` per identity with its
+/// `<identity>.refresh-lock`, the lock file, and the temporary and moved-aside files beside
+/// them.
 struct StoreDirectory: Sendable {
     let path: String
 
@@ -48,6 +49,12 @@ struct StoreDirectory: Sendable {
             throw TokenStoreError(.invalidIdentity, "the identity name is too long to name a store file")
         }
         return "\(path)/\(name).json"
+    }
+
+    /// The file whose flock is the identity's refresh lock, beside its store file.
+    func refreshLockFile(for identity: String) throws(TokenStoreError) -> String {
+        let file = try file(for: identity)
+        return file.dropLast(".json".count) + ".refresh-lock"
     }
 
     /// Where a corrupt `file` goes: `<file>.corrupt-<UTC time>`, numbered when that exists.

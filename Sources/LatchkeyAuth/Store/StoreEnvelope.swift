@@ -36,12 +36,13 @@ enum StoreEnvelope {
         }
     }
 
-    /// The record in `bytes`, and whether it was sealed. Throws `.corrupt` for what is not
+    /// The record in `bytes`, and whether it was sealed. `entry` names where the bytes
+    /// came from in messages: "store file /path/idp.json", "redis key latchkey:token:idp". Throws `.corrupt` for what is not
     /// a store file at all; `.keyMissing`, `.wrongKey` and `.unsupportedFormat` for a
     /// well-formed file this store cannot read, which must be left as it is.
-    static func decode(_ bytes: [UInt8], identity: String, key: StoreKey?, path: String) throws(TokenStoreError) -> (record: StoredRecord, sealed: Bool) {
+    static func decode(_ bytes: [UInt8], identity: String, key: StoreKey?, entry: String) throws(TokenStoreError) -> (record: StoredRecord, sealed: Bool) {
         func corrupt(_ why: String) -> TokenStoreError {
-            TokenStoreError(.corrupt, "store file \(path) is not a Latchkey token file (\(why))")
+            TokenStoreError(.corrupt, "\(entry) is not a Latchkey token file (\(why))")
         }
         let data = Data(bytes)
         guard !bytes.isEmpty else { throw corrupt("it is empty") }
@@ -49,31 +50,31 @@ enum StoreEnvelope {
         guard let format = probe.format else { throw corrupt("no format tag") }
         guard format == Self.format else {
             guard format.hasPrefix(formatFamily) else { throw corrupt("an unknown format tag") }
-            throw TokenStoreError(.unsupportedFormat, "store file \(path) has a newer format than this version of Latchkey reads; "
-                + "run the version that wrote it, or remove the file")
+            throw TokenStoreError(.unsupportedFormat, "\(entry) has a newer format than this version of Latchkey reads; "
+                + "run the version that wrote it, or remove it")
         }
         guard let cipher = probe.cipher else {
             guard let plain = try? JSONDecoder().decode(Plain.self, from: data) else { throw corrupt("its token is malformed") }
             return (plain.record, false)
         }
         guard cipher == Self.cipher else {
-            throw TokenStoreError(.unsupportedFormat, "store file \(path) is sealed with a cipher this version of Latchkey does not know")
+            throw TokenStoreError(.unsupportedFormat, "\(entry) is sealed with a cipher this version of Latchkey does not know")
         }
         guard let sealed = (try? JSONDecoder().decode(Sealed.self, from: data))?.sealed,
               sealed.nonce.count == StoreCipher.nonceBytes, sealed.tag.count == StoreCipher.tagBytes
         else { throw corrupt("its sealed fields are malformed") }
         guard let key else {
-            throw TokenStoreError(.keyMissing, "store file \(path) is encrypted, but no store key is configured; "
+            throw TokenStoreError(.keyMissing, "\(entry) is encrypted, but no store key is configured; "
                 + "set \(StoreKey.environmentVariable), store.key_file or the systemd credential \(StoreKey.credentialName)")
         }
         var plaintext: [UInt8]
         do {
             plaintext = try StoreCipher.open(sealed, additionalData: additionalData(identity), key: key)
         } catch where error.code == .authenticationFailed {
-            throw TokenStoreError(.wrongKey, "store file \(path) does not open with the store key from \(key.origin): "
-                + "it was sealed with another key, for another identity, or altered; the file is left as it is")
+            throw TokenStoreError(.wrongKey, "\(entry) does not open with the store key from \(key.origin): "
+                + "it was sealed with another key, for another identity, or altered; it is left as it is")
         } catch {
-            throw TokenStoreError(.unusablePath, "cannot decrypt store file \(path): \(error)")
+            throw TokenStoreError(.unusablePath, "cannot decrypt \(entry): \(error)")
         }
         defer { StoreKey.wipe(&plaintext) }
         guard let record = try? JSONDecoder().decode(StoredRecord.self, from: Data(plaintext)) else { throw corrupt("its sealed token is malformed") }

@@ -16,17 +16,7 @@ final class StoreLock: Sendable {
     init(directory: String) throws(TokenStoreError) {
         let path = directory + "/.lock"
         self.path = path
-        do {
-            fd = try systemCall("open") { open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) }
-        } catch {
-            throw TokenStoreError(.unusablePath, "cannot open store lock file \(path): \(PrivateFile.reason(error))")
-        }
-        do throws(TokenStoreError) {
-            try PrivateFile.requirePrivate(try PrivateFile.status(of: fd, path, .lockFile), path, .lockFile)
-        } catch {
-            close(fd)
-            throw error
-        }
+        fd = try PrivateFile.openLockFile(path, .lockFile)
     }
 
     deinit {

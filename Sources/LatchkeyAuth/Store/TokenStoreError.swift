@@ -21,6 +21,11 @@ public struct TokenStoreError: Error, Sendable, Equatable, CustomStringConvertib
         case writeFailed
         /// An identity name that cannot name a file.
         case invalidIdentity
+        /// The store's server cannot be reached or cannot serve now (Redis down, loading,
+        /// refusing the password): worth retrying; the process keeps its tokens meanwhile.
+        case unavailable
+        /// The store's server refused a command for good (a key of another type).
+        case refused
     }
 
     public let code: Code
