@@ -22,8 +22,12 @@ import Testing
         let server = try RedisServer()
         // Long enough that a loaded machine (the whole suite starts many redis-servers at
         // once) still asks again within it.
-        let first = server.store(prefix: "p:", leaseDuration: .seconds(2))
+        let first = server.store(prefix: "p:", leaseDuration: .seconds(4))
         let second = server.store(prefix: "p:", leaseDuration: .seconds(60))
+        // Both connected before the lease starts: a first connection on a busy machine
+        // must not eat into it.
+        _ = try await first.load(identity: "warm-up")
+        _ = try await second.load(identity: "warm-up")
         guard case .acquired(let stale) = try await first.acquireRefreshLock(identity: "idp") else { throw RedisServerError("no lease") }
         #expect(try await second.acquireRefreshLock(identity: "idp") == .heldElsewhere)
         try await Task.sleep(for: .seconds(max(0, stale.expiresAt!.timeIntervalSinceNow) + 0.3))
