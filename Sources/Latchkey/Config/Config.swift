@@ -172,7 +172,7 @@ public struct RouteConfig: Sendable, Equatable {
 /// no longer good", and how much of a request body is kept to replay it.
 public struct RenewalPolicy: Sendable, Equatable {
     public var statuses: Set<Int>
-    /// Also renew on any status with `WWW-Authenticate: Bearer error="invalid_token"`
+    /// Also renew on any error status with `WWW-Authenticate: Bearer error="invalid_token"`
     /// (RFC 6750 §3.1), which some APIs send with 400 or 403.
     public var onInvalidTokenChallenge: Bool
     /// Request bodies up to this size are kept for a replay; larger ones stream without.

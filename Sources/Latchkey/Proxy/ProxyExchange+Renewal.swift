@@ -68,10 +68,12 @@ extension ProxyExchange {
 }
 
 extension RenewalPolicy {
-    /// Whether this response head says the token is no longer good.
+    /// Whether this response head says the token is no longer good. Only an error can:
+    /// a success that happens to carry a challenge was served, and replaying it would do
+    /// its work twice; this also keeps the header search off the path of every 2xx.
     func refuses(status: Int, fields: HTTPFields) -> Bool {
         if statuses.contains(status) { return true }
-        guard onInvalidTokenChallenge, let challenge = fields["WWW-Authenticate"] else { return false }
+        guard status >= 400, onInvalidTokenChallenge, let challenge = fields["WWW-Authenticate"] else { return false }
         return Self.isInvalidTokenChallenge(challenge)
     }
 
