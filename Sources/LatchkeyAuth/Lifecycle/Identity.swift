@@ -83,7 +83,11 @@ public final class Identity: Sendable {
     /// the first request).
     public func current() -> IssuedToken? {
         let now = clock()
-        return state.withLock { $0.restoring ? nil : $0.lifecycle.usable(now: now) }.map { IssuedToken(accessToken: $0.token.accessToken, generation: $0.generation) }
+        // Only the access token leaves the lock: this runs on every request.
+        return state.withLock { state in
+            guard !state.restoring, let (token, generation) = state.lifecycle.usable(now: now) else { return nil }
+            return IssuedToken(accessToken: token.accessToken, generation: generation)
+        }
     }
 
     /// Calls `waiter` with a token as soon as there is one, starting the token request if
