@@ -12,31 +12,16 @@
 #   list-build-deps | list-runtime-deps    print the package lists
 set -euo pipefail
 
-# Build stage: the Swift image has the toolchain; the proxy links libcurl (OpenSSL flavour,
-# never libcurl4-gnutls-dev: that is a second libcurl), OpenSSL and hiredis (the Redis
-# token store).
-BUILD_DEPS=(libcurl4-openssl-dev libssl-dev libhiredis-dev pkg-config)
-# Runtime stage: libcurl and its TLS stack, hiredis, the system CAs for upstream TLS, curl
-# for the HEALTHCHECK, libstdc++ (the static Swift runtime still links it dynamically). The
-# Swift runtime and Foundation are linked in statically.
-RUNTIME_DEPS=(libcurl4 libssl3 libhiredis0.14 libstdc++6 ca-certificates curl)
+# The packages come from the lists in Scripts/packages/ (build.txt for the build stage,
+# runtime.txt for the runtime stage), which the demo and the test command use too.
+install_packages=$(dirname "${BASH_SOURCE[0]}")/../Scripts/install-packages.sh
 USER_NAME=latchkey
 USER_ID=10001
-
-apt_install() {
-    local missing=()
-    for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
-    if [ ${#missing[@]} -eq 0 ]; then echo "build.sh: already installed: $*"; return; fi
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}"
-    if [ "${CLEAN_APT_LISTS:-0}" = 1 ]; then rm -rf /var/lib/apt/lists/*; fi
-}
 
 step=${1:-}
 case "$step" in
     deps)
-        apt_install "${BUILD_DEPS[@]}"
+        bash "$install_packages" build
         ;;
     build)
         out=${2:-out/latchkey}
@@ -51,20 +36,19 @@ case "$step" in
         ;;
     runtime)
         if [ "${2:-}" = --dry-run ]; then
-            apt-get install -s --no-install-recommends "${RUNTIME_DEPS[@]}" >/dev/null
-            echo "build.sh: apt-get would install: ${RUNTIME_DEPS[*]} (simulated)"
+            bash "$install_packages" --dry-run runtime
             command -v useradd >/dev/null
             echo "build.sh: would run: useradd --system --uid $USER_ID --user-group --home-dir /var/lib/$USER_NAME --create-home --shell /usr/sbin/nologin $USER_NAME"
         else
-            apt_install "${RUNTIME_DEPS[@]}"
+            bash "$install_packages" runtime
             useradd --system --uid "$USER_ID" --user-group --home-dir "/var/lib/$USER_NAME" \
                 --create-home --shell /usr/sbin/nologin "$USER_NAME"
             chmod 700 "/var/lib/$USER_NAME"
             mkdir -p /etc/latchkey
         fi
         ;;
-    list-build-deps) printf '%s\n' "${BUILD_DEPS[@]}" ;;
-    list-runtime-deps) printf '%s\n' "${RUNTIME_DEPS[@]}" ;;
+    list-build-deps) bash "$install_packages" --print build ;;
+    list-runtime-deps) bash "$install_packages" --print runtime ;;
     *)
         sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2
         exit 2

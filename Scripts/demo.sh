@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Latchkey's demo: its main job, with no outside account.
+# Latchkey's demo: its main job, on this machine, with no account anywhere.
 #
-# Builds latchkey, starts a small sample API on loopback that insists on a bearer token,
-# starts latchkey in front of it with that token (read from a private file), and shows a
-# curl without credentials succeeding through latchkey while the API itself says 401.
+# Builds latchkey and starts the bundled sample IdP and API (Scripts/sample-oauth-api.py:
+# access tokens that live 5 s, refresh tokens that rotate) with latchkey in front of it
+# (Configs/demo.yaml). Then, one line per step with the IdP's count of token requests:
+#   1. a curl without any credential gets the API's answer through latchkey;
+#   2. tokens expire and are renewed while the client sees only 200s;
+#   3. the API revokes the token: a POST is refused, renewed and replayed, body intact;
+#   4. latchkey restarts and goes on with the stored token: no new login;
+#   5. `latchkey status` shows the identity.
 # Then it keeps running so that you can try it; Ctrl-C stops everything.
 #
 # Usage: bash Scripts/demo.sh [--once]
@@ -11,14 +16,15 @@
 # Environment:
 #   LATCHKEY_BIN=PATH         use this latchkey binary instead of building one
 #   DEMO_BUILD=release        build in release mode (default: debug, the faster build)
-#   DEMO_PORT=N               the proxy's port (default: 8080, or the next free one)
+#   DEMO_PORT=N, DEMO_API_PORT=N   latchkey's and the sample's ports (default 8080 and
+#                             9000, or free ones when those are taken)
 set -euo pipefail
 
 once=${DEMO_ONCE:-0}
 for arg in "$@"; do
     case "$arg" in
         --once) once=1 ;;
-        -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "demo: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -29,25 +35,12 @@ cd "$root"
 if [ -t 1 ]; then bold=$'\e[1m'; dim=$'\e[2m'; green=$'\e[32m'; red=$'\e[31m'; off=$'\e[0m'
 else bold=; dim=; green=; red=; off=; fi
 say()  { printf '%s==>%s %s\n' "$bold" "$off" "$*"; }
-show() { printf '\n%s$ %s%s\n' "$bold" "$*" "$off"; }
 fail() { printf '%sdemo: %s%s\n' "$red" "$*" "$off" >&2; exit 1; }
 
-# --- what the demo needs -----------------------------------------------------------------
+# --- what the demo needs: the build's packages and its own (Scripts/packages/) -----------
+bash Scripts/install-packages.sh build demo
 if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
     export PATH="/opt/swift/usr/bin:$PATH"
-fi
-
-missing=()
-for pkg in libcurl4-openssl-dev libssl-dev curl pkg-config; do
-    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
-done
-command -v python3 >/dev/null 2>&1 || missing+=(python3)
-if [ ${#missing[@]} -gt 0 ]; then
-    say "installing ${missing[*]} (apt)"
-    sudo=
-    [ "$(id -u)" = 0 ] || sudo=sudo
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 # --- latchkey ------------------------------------------------------------------------------
@@ -83,20 +76,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo; say "stopping"; exit 0' INT TERM
 
-# The token lives in a file only its owner can read: never on a command line, where every
-# user of the machine could see it in `ps`.
-token_file="$work/token"
-(umask 077; printf 'demo-token-%s' "$(od -An -tx1 -N12 /dev/urandom | tr -d ' \n')" >"$token_file")
-
-# --- the sample API --------------------------------------------------------------------------
-python3 Scripts/sample-api.py --token-file "$token_file" --port-file "$work/api.port" --quiet &
-pids+=($!)
-for _ in $(seq 100); do [ -s "$work/api.port" ] && break; sleep 0.1; done
-[ -s "$work/api.port" ] || fail "the sample API did not start"
-api_port=$(cat "$work/api.port")
-api="http://127.0.0.1:$api_port"
-
-# --- latchkey in front of it ---------------------------------------------------------------
 port_free() {
     python3 - "$1" <<'PY' 2>/dev/null
 import socket, sys
@@ -105,80 +84,165 @@ s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1])))
 PY
 }
-if [ -n "${DEMO_PORT:-}" ]; then
-    port=$DEMO_PORT
-else
-    port=
-    for p in 8080 $(seq 8081 8099); do
-        if port_free "$p"; then port=$p; break; fi
+# pick_port WANTED: WANTED when it is free, else the next free one of the nine after it.
+pick_port() {
+    local p
+    for p in $(seq "$1" $(($1 + 9))); do
+        if port_free "$p"; then echo "$p"; return; fi
     done
-    [ -n "$port" ] || port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-fi
+    fail "ports $1 to $(($1 + 9)) are all taken; set DEMO_PORT / DEMO_API_PORT"
+}
+api_port=${DEMO_API_PORT:-$(pick_port 9000)}
+port=${DEMO_PORT:-$(pick_port 8080)}
+api="http://127.0.0.1:$api_port"
 proxy="http://127.0.0.1:$port"
 
-say "sample API on $api (it answers 401 without 'Authorization: Bearer <token>')"
-say "starting latchkey on $proxy"
-printf '%s  %s serve --listen 127.0.0.1:%s --upstream %s --bearer-token-file %s%s\n' \
-    "$dim" "$bin" "$port" "$api" "$token_file" "$off"
+# --- the sample IdP and API ----------------------------------------------------------------
+python3 Scripts/sample-oauth-api.py --listen "127.0.0.1:$api_port" --quiet 2>"$work/api.log" &
+pids+=($!)
+for _ in $(seq 100); do curl -fs -o /dev/null "$api/health" && break; sleep 0.1; done
+curl -fs -o /dev/null "$api/health" || { cat "$work/api.log" >&2; fail "the sample IdP and API did not start"; }
+
+# Configs/demo.yaml on the ports chosen; the token store in the scratch directory, so that
+# the demo leaves nothing behind in ~/.local/state.
+config="$work/demo.yaml"
+sed -e "s/127\.0\.0\.1:8080/127.0.0.1:$port/g" -e "s/127\.0\.0\.1:9000/127.0.0.1:$api_port/g" Configs/demo.yaml >"$config"
+export XDG_STATE_HOME="$work/state"
 log="$work/latchkey.log"
-"$bin" serve --listen "127.0.0.1:$port" --upstream "$api" --bearer-token-file "$token_file" >"$log" 2>&1 &
-lk=$!
-pids=("$lk" "${pids[@]}")
-up=0
-for _ in $(seq 150); do
-    kill -0 "$lk" 2>/dev/null || break
-    if curl -s -o /dev/null --max-time 1 "$proxy/.latchkey/health"; then up=1; break; fi
-    sleep 0.1
-done
-if [ $up = 0 ]; then
+
+lk=
+start_latchkey() {
+    "$bin" serve --config "$config" >>"$log" 2>&1 &
+    lk=$!
+    pids=("$lk" "${pids[@]}")
+    for _ in $(seq 150); do
+        kill -0 "$lk" 2>/dev/null || break
+        if curl -s -o /dev/null --max-time 1 "$proxy/.latchkey/health"; then return 0; fi
+        sleep 0.1
+    done
     cat "$log" >&2
     fail "latchkey did not start (its log is above)"
-fi
+}
+stop_latchkey() {
+    kill -TERM "$lk"
+    wait "$lk" || fail "latchkey did not exit cleanly on SIGTERM"
+}
 
-# --- the demonstration -----------------------------------------------------------------------
+# The sample's counters, read once per step: `snapshot`, then `counter token_requests.total`,
+# `counter token_requests.password`, `counter token_requests.refresh_token`, `counter api.refused`.
+stats='{}'
+snapshot() { stats=$(curl -fs "$api/_demo/stats" || echo '{}'); }
+counter() {
+    python3 -c '
+import json, sys
+value = json.loads(sys.argv[1])
+for key in sys.argv[2].split("."):
+    value = value.get(key, 0)
+print(value)' "$stats" "$1"
+}
+idp_line() {
+    local total; total=$(counter token_requests.total)
+    printf '%s(IdP: %s token request%s, %s password, %s refresh_token)%s' "$dim" "$total" "$([ "$total" = 1 ] || echo s)" \
+        "$(counter token_requests.password)" "$(counter token_requests.refresh_token)" "$off"
+}
 ok=1
-show "curl $proxy/me"
-echo "${dim}# no credential from the client: latchkey attaches the bearer token${off}"
-body=$(curl -sS --max-time 10 -w '\n%{http_code}' "$proxy/me") || body=$'\n000'
-code=${body##*$'\n'}; body=${body%$'\n'*}; body=${body%$'\n'}
-printf '%s\n%s(HTTP %s)%s\n' "$body" "$dim" "$code" "$off"
-if [ "$code" = 200 ] && grep -q '"authorization_received": "Bearer demo-token-' <<<"$body"; then
-    echo "${green}✓ the API answered 200 and saw the injected credential (masked above)${off}"
-else
-    ok=0; echo "${red}✗ expected 200 with the injected credential${off}"
-fi
+step() { printf '%s✓%s %s  %s\n' "$green" "$off" "$1" "$(idp_line)"; }
+miss() { ok=0; printf '%s✗ %s%s  %s\n' "$red" "$1" "$off" "$(idp_line)"; }
+# status_of CURL-ARGS...: the HTTP status of one request through latchkey ("000" if none).
+status_of() { curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$@" || true; }
 
-show "curl $api/me"
-echo "${dim}# the API itself, without latchkey in front${off}"
-body=$(curl -sS --max-time 10 -w '\n%{http_code}' "$api/me") || body=$'\n000'
-code=${body##*$'\n'}; body=${body%$'\n'*}; body=${body%$'\n'}
-printf '%s\n%s(HTTP %s)%s\n' "$body" "$dim" "$code" "$off"
-if [ "$code" = 401 ]; then
-    echo "${green}✓ without latchkey the same request is refused${off}"
-else
-    ok=0; echo "${red}✗ expected 401 from the API directly${off}"
-fi
-
+say "sample IdP and API on $api (client demo-client, user demo; tokens live 5 s, refresh tokens rotate)"
+say "latchkey on $proxy, configured by Configs/demo.yaml: $bin serve --config Configs/demo.yaml"
+start_latchkey
 echo
-echo "${dim}latchkey's log of these requests:${off}"
-sed 's/^/  /' "$log"
-if grep -qF "$(cat "$token_file")" "$log"; then
-    ok=0; echo "${red}✗ the token appears in latchkey's log${off}"
+
+# 1. A client with no credential at all.
+body=$(curl -s --max-time 10 "$proxy/api/me" || true)
+snapshot
+if grep -q '"user": "demo"' <<<"$body"; then
+    step "1. curl $proxy/api/me with no credential: 200, the API saw user demo (latchkey logged in)"
+else
+    miss "1. curl $proxy/api/me: expected the API's answer for user demo, got: ${body:-nothing}"
 fi
 
-if [ $ok = 0 ]; then fail "the demonstration did not go as expected"; fi
+# 2. Across several token lifetimes: every request is answered 200.
+renewed_before=$(counter token_requests.refresh_token)
+statuses=()
+for _ in $(seq 22); do
+    statuses+=("$(status_of "$proxy/api/items")")
+    sleep 0.5
+done
+snapshot
+renewals=$(( $(counter token_requests.refresh_token) - renewed_before ))
+others=$(printf '%s\n' "${statuses[@]}" | grep -vc '^200$' || true)
+if [ "$others" = 0 ] && [ "$renewals" -ge 2 ]; then
+    step "2. 22 requests over 11 s: all 200 while the token expired and was renewed $renewals times"
+else
+    miss "2. 22 requests over 11 s: $others not 200 (${statuses[*]}), $renewals renewals"
+fi
+
+# 3. The API stops accepting the token; a POST with a body meets the refusal.
+head -c 262144 /dev/urandom >"$work/upload.bin"
+sent=$(sha256sum "$work/upload.bin" | cut -d' ' -f1)
+refused_before=$(counter api.refused)
+curl -fs -X POST -o /dev/null "$api/_demo/revoke"
+answer=$(curl -s --max-time 10 -w '\n%{http_code}' -X POST -H 'Content-Type: application/octet-stream' \
+    --data-binary @"$work/upload.bin" "$proxy/api/notes" || true)
+code=${answer##*$'\n'}
+snapshot
+refused=$(( $(counter api.refused) - refused_before ))
+if [ "$code" = 200 ] && grep -q "\"sha256\": \"$sent\"" <<<"$answer" && [ "$refused" = 1 ]; then
+    step "3. the API revoked the token; POST of 256 KiB: API said 401, latchkey renewed and replayed, client got 200, body intact (sha256 ${sent:0:12}…)"
+else
+    miss "3. POST after revocation: HTTP ${code:-none}, API refusals $refused, answer: ${answer%$'\n'*}"
+fi
+
+# 4. A restart: the token store still has the token and the refresh token.
+logins_before=$(counter token_requests.password)
+requests_before=$(counter token_requests.total)
+stop_latchkey
+start_latchkey
+code=$(status_of "$proxy/api/me")
+snapshot
+if [ "$code" = 200 ] && [ "$(counter token_requests.password)" = "$logins_before" ]; then
+    if [ "$(counter token_requests.total)" = "$requests_before" ]; then
+        step "4. latchkey restarted: 200 with the access token it had stored, no new login"
+    else
+        step "4. latchkey restarted: 200, the stored token had expired and was renewed with the stored refresh token, no new login"
+    fi
+else
+    miss "4. after a restart: HTTP $code, password grants $logins_before → $(counter token_requests.password)"
+fi
+
+# 5. What latchkey status says.
+printf '%s✓%s 5. latchkey status --config Configs/demo.yaml:\n' "$green" "$off"
+"$bin" status --config "$config" | sed 's/^/     /'
+
+if grep -qE 'demo-(at|rt)-' "$log"; then
+    ok=0; echo "${red}✗ a token appears in latchkey's log${off}"
+fi
+echo
+if [ $ok = 0 ]; then
+    echo "${dim}latchkey's log:${off}"; sed 's/^/  /' "$log"
+    fail "the demonstration did not go as expected"
+fi
 if [ "$once" = 1 ]; then
-    echo; say "demo complete"
+    say "demo complete"
     exit 0
 fi
 
-echo
 say "latchkey is running. Try, from another terminal:"
-echo
-echo "    curl $proxy/items"
-echo "    curl $proxy/me"
-echo
-say "its log follows; Ctrl-C stops latchkey and the sample API"
+cat <<EOF
+
+    curl $proxy/api/me                              # no credential: latchkey attaches the token
+    curl -X POST --data-binary @/etc/os-release $proxy/api/notes
+    curl -X POST $api/_demo/revoke           # the API forgets its tokens; the next request
+    curl $proxy/api/items                           #   is refused, renewed and replayed
+    curl $api/_demo/stats                    # what the IdP and API saw
+    XDG_STATE_HOME=$XDG_STATE_HOME $bin status --config $config
+
+EOF
+say "latchkey's log follows; Ctrl-C stops latchkey and the sample IdP and API"
 tail -n 0 -f "$log" --pid "$lk" &
 pids+=($!)
 wait "$lk" || true

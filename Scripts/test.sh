@@ -4,9 +4,9 @@
 #   bash Scripts/test.sh
 #
 # On a fresh Debian 12 machine with Swift at /opt/swift, as root, it installs the apt
-# packages it needs (skipped when already present), creates a Python venv at .venv with
-# the pinned packages of Tests/Integration/requirements.txt, builds with `swift build`,
-# then runs the stages below. It exits non-zero if any stage failed and prints a summary.
+# packages it needs (Scripts/packages/build.txt and test.txt; skipped when present),
+# creates a Python venv at .venv with the pinned packages of
+# Tests/Integration/requirements.txt, builds with `swift build`, then runs the stages below. It exits non-zero if any stage failed and prints a summary.
 #
 # Adding a stage is one line in the STAGES section: `stage NAME COMMAND...`.
 # Environment:
@@ -22,11 +22,6 @@ if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
 fi
 export PYTHONDONTWRITEBYTECODE=1
 
-# libhiredis-dev builds the Redis token store; redis-server (and its redis-cli) is what the
-# Redis tests start on ports of their own. Debian's package also starts a system Redis on
-# 6379 where a service manager runs; the tests never use that one.
-# chromium: the real browser of the handoff tests (Tests/Integration/browser.py).
-APT_PACKAGES=(libcurl4-openssl-dev libssl-dev libhiredis-dev redis-server curl ca-certificates pkg-config strace chromium)
 VENV=.venv
 REQUIREMENTS=Tests/Integration/requirements.txt
 SCRATCH=${LATCHKEY_SCRATCH:-.build}
@@ -77,25 +72,8 @@ summary() {
 
 # ----- setup ----------------------------------------------------------------------------
 
-install_apt() {
-    local missing=() p
-    for p in "${APT_PACKAGES[@]}"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-    done
-    # The venv needs a python3 with venv and ensurepip (Debian: python3-venv).
-    if ! command -v python3 >/dev/null 2>&1 || ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
-        missing+=(python3 python3-venv)
-    fi
-    if [ ${#missing[@]} -eq 0 ]; then
-        echo "apt packages present: ${APT_PACKAGES[*]}"
-        return 0
-    fi
-    echo "installing: ${missing[*]}"
-    local sudo=""
-    [ "$(id -u)" -ne 0 ] && sudo=sudo
-    export DEBIAN_FRONTEND=noninteractive
-    $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-}
+# The build's packages and the tests' (Scripts/packages/build.txt and test.txt).
+install_apt() { bash Scripts/install-packages.sh build test; }
 
 setup_venv() {
     local want have=""
