@@ -14,6 +14,7 @@ content from elsewhere: the sandbox protects against hostile pages, and there ar
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -95,9 +96,27 @@ class Browser:
         if result.get("errorText"):
             raise AssertionError(f"navigation to {url} failed: {result['errorText']}")
         self._wait_event("Page.loadEventFired")
-        state = self.call("Runtime.evaluate", expression="[location.href, document.documentElement.outerHTML]",
-                          returnByValue=True)["result"]["value"]
+        state = self.evaluate("[location.href, document.documentElement.outerHTML]")
         return Page(url=state[0], html=state[1])
+
+    def evaluate(self, expression: str):
+        """The value of a JavaScript expression in the page now in the tab."""
+        return self.call("Runtime.evaluate", expression=expression, returnByValue=True)["result"].get("value")
+
+    def screenshot(self, path: Path, width: int | None = None) -> Path:
+        """Saves a PNG of the whole page now in the tab to `path` and returns it; `width`
+        lays the page out that many CSS pixels wide first (a phone's, say)."""
+        if width is not None:
+            self.call("Emulation.setDeviceMetricsOverride", width=width, height=800, deviceScaleFactor=1, mobile=True)
+        try:
+            size = self.call("Page.getLayoutMetrics")["cssContentSize"]
+            clip = {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1}
+            shot = self.call("Page.captureScreenshot", format="png", clip=clip, captureBeyondViewport=True)
+        finally:
+            if width is not None:
+                self.call("Emulation.clearDeviceMetricsOverride")
+        path.write_bytes(base64.b64decode(shot["data"]))
+        return path
 
     def cookies(self) -> list[dict]:
         return self.call("Network.getAllCookies")["cookies"]

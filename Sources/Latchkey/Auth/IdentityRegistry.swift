@@ -16,17 +16,17 @@ public final class IdentityRegistry: Sendable {
     private let keeping: [Identity]
     private let watcher = Mutex<TokenStoreWatcher?>(nil)
 
-    /// Each identity's auth events go to the log, to its counters made with `metrics`, and
-    /// to its hook command if it has one. `store` keeps the tokens of the identities that
+    /// Each identity's auth events go to the log, to its counters made with `metrics`, to
+    /// `recorder` (the status page's recent events), and to its hook command if it has one. `store` keeps the tokens of the identities that
     /// keep theirs (`keepsTokens`); static tokens stay in memory. `client` carries their
     /// token requests: required when an identity keeps tokens (`needsHTTPClient`).
     public init(config: Config, credentials: CredentialStore, store: any TokenStore, client: AuthHTTPClient?, logger: Logger,
-                metrics: any MetricsFactory) throws {
+                metrics: any MetricsFactory, recorder: any AuthEventSink) throws {
         let log = AuthEventLog(logger: logger)
         var identities: [String: Identity] = [:]
         let keepingCookies = config.identitiesKeepingCookies
         for identity in config.identities {
-            var sinks: [any AuthEventSink] = [log, AuthEventMetrics(identity: identity.name, factory: metrics)]
+            var sinks: [any AuthEventSink] = [log, AuthEventMetrics(identity: identity.name, factory: metrics), recorder]
             if !identity.hook.isEmpty { sinks.append(AuthEventHook(command: identity.hook, logger: logger)) }
             identities[identity.name] = identity.makeIdentity(credentials: credentials, client: client, store: store,
                                                               events: AuthEventFanOut(sinks: sinks),

@@ -22,6 +22,7 @@ struct ProxyContext: Sendable {
     let metricsEndpoint: MetricsEndpoint
     let readiness: Readiness
     let identitiesEndpoint: IdentitiesEndpoint
+    let statusPage: StatusPageEndpoint
     /// Calls handoff endpoints; nil when no route has one.
     let handoffCaller: HandoffCaller?
     let handoffMarks: HandoffMarks
@@ -81,13 +82,16 @@ final class ProxyHandler: ServerHandler {
             return answer(exchange, ErrorDocument(status: 400, error: "bad_request",
                 message: "the request target must be an absolute path without dot-segments"))
         }
-        // Metrics and identities name routes and identities, and metrics show traffic:
+        // Metrics, identities and the status page name routes and identities, and metrics show traffic:
         // only for those who pass the listener's checks above (see MetricsEndpoint).
         if MetricsEndpoint.serves(path: target.path) {
             return answer(exchange, context.metricsEndpoint.response(method: head.method))
         }
         if IdentitiesEndpoint.serves(path: target.path) {
             return answer(exchange, context.identitiesEndpoint.response(method: head.method))
+        }
+        if StatusPageEndpoint.serves(path: target.path) {
+            return answer(exchange, context.statusPage.response(method: head.method, path: target.path))
         }
         // `/.latchkey/handoff?to=PAGE` hands off for PAGE's route, then sends the browser there.
         var requestedHandoff: String?

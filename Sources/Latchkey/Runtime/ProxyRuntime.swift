@@ -28,11 +28,14 @@ public final class ProxyRuntime: Sendable {
                 metrics: PrometheusMetricsFactory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())) throws {
         self.config = config
         self.logger = logger
+        let startedAt = Date()
+        // The status page's recent auth events, fed by every identity.
+        let authEvents = AuthEventRecorder()
         // One HTTP client for the control plane: token requests and handoff calls.
         let hasHandoffs = config.routes.contains { $0.handoff != nil }
         let client = IdentityRegistry.needsHTTPClient(config) || hasHandoffs ? try AuthHTTPClient() : nil
         identities = try IdentityRegistry(config: config, credentials: credentials, store: tokenStore, client: client,
-                                          logger: Logger(label: "latchkey.auth"), metrics: metrics)
+                                          logger: Logger(label: "latchkey.auth"), metrics: metrics, recorder: authEvents)
         var sockets: [ListeningSocket] = []
         for (index, listener) in config.listeners.enumerated() {
             do {
@@ -53,6 +56,7 @@ public final class ProxyRuntime: Sendable {
             }
         }
         let routes = RouteTable(config: config, identities: identities.identities)
+        let identitiesEndpoint = IdentitiesEndpoint(config: config, identities: identities.identities, selectable: routes.selectable)
         // Before any request: the first one already gets the identity `latchkey use` chose.
         let follower = routeIdentities.map { RouteIdentityFollower(file: $0, routes: routes.selectable, logger: logger) }
         follower?.check()
@@ -67,7 +71,8 @@ public final class ProxyRuntime: Sendable {
             metrics: ProxyMetrics(config: config, factory: metrics),
             metricsEndpoint: MetricsEndpoint(registry: metrics.registry),
             readiness: Readiness(store: tokenStore as? any AvailabilityReportingStore, identities: Array(identities.identities.values)),
-            identitiesEndpoint: IdentitiesEndpoint(config: config, identities: identities.identities, selectable: routes.selectable),
+            identitiesEndpoint: identitiesEndpoint,
+            statusPage: StatusPageEndpoint(identities: identitiesEndpoint, routes: config.routes, events: authEvents, startedAt: startedAt),
             handoffCaller: hasHandoffs ? client.map(HandoffCaller.init(client:)) : nil,
             handoffMarks: HandoffMarks(signer: try MessageSigner.ephemeral()),
             logger: logger
