@@ -184,6 +184,14 @@ fi
 # 3. The API stops accepting the token; a POST with a body meets the refusal.
 head -c 262144 /dev/urandom >"$work/upload.bin"
 sent=$(sha256sum "$work/upload.bin" | cut -d' ' -f1)
+# Right after a background renewal, so that the next one cannot come between the
+# revocation and the POST and spare the POST its refusal.
+renewed_before=$(counter token_requests.refresh_token)
+for _ in $(seq 100); do
+    snapshot
+    [ "$(counter token_requests.refresh_token)" != "$renewed_before" ] && break
+    sleep 0.05
+done
 refused_before=$(counter api.refused)
 curl -fs -X POST -o /dev/null "$api/_demo/revoke"
 answer=$(curl -s --max-time 10 -w '\n%{http_code}' -X POST -H 'Content-Type: application/octet-stream' \
@@ -239,6 +247,7 @@ cat <<EOF
     curl -X POST $api/_demo/revoke           # the API forgets its tokens; the next request
     curl $proxy/api/items                           #   is refused, renewed and replayed
     curl $api/_demo/stats                    # what the IdP and API saw
+    $proxy/.latchkey/                               # in a browser: latchkey's status page
     XDG_STATE_HOME=$XDG_STATE_HOME $bin status --config $config
 
 EOF
