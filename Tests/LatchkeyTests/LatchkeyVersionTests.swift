@@ -14,6 +14,7 @@ struct LatchkeyVersionTests {
             #expect(!number.isEmpty && number.allSatisfy(\.isASCII) && number.allSatisfy(\.isNumber), "\(version): '\(number)' is not a number")
             #expect(number == "0" || !number.hasPrefix("0"), "\(version): '\(number)' has a leading zero")
         }
-        #expect(!version.contains(where: \.isWhitespace))
+        let hasSpace = version.contains { $0.isWhitespace }
+        #expect(!hasSpace, "'\(version)' has a space")
     }
 }
