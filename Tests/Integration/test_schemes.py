@@ -38,33 +38,49 @@ def test_podio_app_authentication(latchkey, make_podio):
     assert podio.app_token not in proxy.log()
 
 
+KII_APP_KEY = "app-key-of-my-app"
+
+
 def kii_config(tmp_path, upstream) -> dict:
     """Configs/kii.yaml with its listener on a free port, its users' token files in tmp_path
-    (token-of-alice, token-of-bob) and its upstream the stub."""
+    (token-of-alice, token-of-bob), its application key file (KII_APP_KEY) there too, and
+    its upstream the stub."""
     cfg = example("kii.yaml")
     cfg["listeners"] = [{"name": "main"}]
+    secrets = {"kii-alice-token": "token-of-alice", "kii-bob-token": "token-of-bob", "kii-app-key": KII_APP_KEY}
+    for name, value in secrets.items():
+        (tmp_path / name).write_text(value + "\n")
+        (tmp_path / name).chmod(0o600)
     for user in ("alice", "bob"):
-        token_file = tmp_path / f"kii-{user}-token"
-        token_file.write_text(f"token-of-{user}\n")
-        token_file.chmod(0o600)
-        cfg["identities"][f"kii-{user}"]["token"] = {"file": str(token_file)}
+        cfg["identities"][f"kii-{user}"]["token"] = {"file": str(tmp_path / f"kii-{user}-token")}
+    cfg["credentials"]["kii-app-key"] = {"file": str(tmp_path / "kii-app-key")}
     cfg["routes"][0]["upstream"] = upstream.url
     return cfg
 
 
+def received(reply, header: str) -> list:
+    """The values of `header` the stub upstream received."""
+    return [v for k, v in reply.json()["headers"] if k.lower() == header.lower()]
+
+
 def authorization(reply) -> list:
     """The Authorization values the stub upstream received."""
-    return [v for k, v in reply.json()["headers"] if k.lower() == "authorization"]
+    return received(reply, "Authorization")
 
 
 def test_kii_static_tokens_of_several_users(latchkey, upstream, tmp_path):
     proxy = latchkey.serve(kii_config(tmp_path, upstream))
-    r = proxy.get("/kii/users/me")
+    r = proxy.get("/kii/apps/my-app/users/me")
     assert r.status == 200, r
     assert authorization(r) == ["Bearer token-of-alice"]
-    r = proxy.get("/kii/users/me", headers=[("Latchkey-Identity", "kii-bob")])
+    r = proxy.get("/kii/apps/my-app/users/me", headers=[("Latchkey-Identity", "kii-bob")])
     assert r.status == 200, r
     assert authorization(r) == ["Bearer token-of-bob"]
+    # Kii's REST API wants the application's id and key on every call, whoever the user.
+    for reply in (r, proxy.get("/kii/apps/my-app/buckets")):
+        assert received(reply, "X-Kii-AppID") == ["my-app"], reply
+        assert received(reply, "X-Kii-AppKey") == [KII_APP_KEY], reply
+    assert KII_APP_KEY not in proxy.log()
 
 
 def test_basecamp_api_token_and_web_session_handoff(latchkey, make_idp, make_basecamp, browser):
