@@ -1,20 +1,23 @@
 """Configs/kubernetes/: the manifests pass kubernetes-validate (strict: unknown fields are
 errors) against the first Kubernetes with native sidecars on by default and a recent one,
 the pod has the shape the README promises, and the Latchkey config in the ConfigMap works
-with the files the pod gives it: every path it names is a Secret item or the init
-container's copy, and with those files laid out as the kubelet lays them out, `latchkey
-check` and `latchkey status` (which opens the token store with its key) pass."""
+with the files the pod gives it: every path it names is a Secret item, and with those files
+laid out as the kubelet lays them out (root's, 0440, in the pod's fsGroup), `latchkey check`
+and `latchkey status` (which opens the token store with its key) pass as the pod's user."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 import yaml
 
-from example_configs import configmap_configs, materialise, references, rewrite_paths
+from example_configs import configmap_configs, materialise, references
 from support import REPO
 
 MANIFESTS = sorted((REPO / "Configs" / "kubernetes").glob("*.yaml"))
@@ -103,43 +106,57 @@ def mounted_files() -> dict[str, tuple[str, str]]:
     return files
 
 
-def copy_step() -> dict:
-    [copy] = [c for c in pod_spec()["initContainers"] if c.get("restartPolicy") != "Always"]
-    return copy
+@pytest.fixture
+def pod_directory():
+    """A directory the pod's uid can reach (pytest's own are root's, 0700)."""
+    path = Path(tempfile.mkdtemp(prefix="latchkey-pod-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path)
 
 
-def test_the_embedded_config_works_with_the_files_the_pod_gives_it(latchkey, tmp_path):
+def as_pod_user(binary: Path, args: list, env: dict) -> subprocess.CompletedProcess:
+    """Runs latchkey as the pod's user: uid 10001, group 10001 (runAsGroup, and fsGroup,
+    which the kubelet adds as a supplementary group), no other group."""
+    return subprocess.run(["setpriv", f"--reuid={UID}", f"--regid={UID}", f"--groups={UID}", str(binary), *args],
+                          capture_output=True, text=True, timeout=60, env=env, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="taking the pod's uid needs root (CI runs as root)")
+def test_the_embedded_config_works_with_the_files_the_pod_gives_it(latchkey_bin, pod_directory):
     [config_text] = configmap_configs(documents()).values()
     config = yaml.safe_load(config_text)
     secret_files = mounted_files()
-    command = copy_step()["command"]
-    key_file = config["store"]["key_file"]
-    # Every file the config names is a Secret item mounted in the container, except the
-    # store key, which the init container copies there from one.
+    # Every file the config names is an item of the Secret mounted in the container.
     for reference in references(config):
         assert reference.kind == "file", reference
-        assert reference.name in secret_files or reference.name == key_file == command[-1], reference
-    assert command[:3] == ["install", "-m", "0400"] and command[-2] in secret_files
+        assert reference.name in secret_files, reference
 
-    made = materialise(config_text, tmp_path)
-    # As the kubelet leaves them with fsGroup: readable by the pod's group (0440).
-    made.path(command[-2]).write_text(made.path(key_file).read_text())
-    made.path(key_file).unlink()
+    made = materialise(config_text, pod_directory)
+    # As the kubelet lays out a Secret with defaultMode 0400 for a pod with fsGroup 10001:
+    # root's, in group 10001, with group read added (0440).
     for path in secret_files:
+        os.chown(made.path(path), 0, UID)
         made.path(path).chmod(0o440)
-    moved = {p: str(made.path(p)) for p in (command[-2], command[-1])}
-    subprocess.run([rewrite_paths(arg, moved) for arg in command], check=True, timeout=30)
-    assert made.path(key_file).stat().st_mode & 0o777 == 0o400
+    for directory in {made.path(p).parent for p in secret_files} | {made.config.parent}:
+        directory.chmod(0o755)
+    made.config.chmod(0o644)
+    # The token store in the emptyDir "tokens", which fsGroup makes the pod's.
+    tokens = pod_directory / "var-lib-latchkey"
+    tokens.mkdir()
+    os.chown(tokens, UID, UID)
+    made.config.write_text(made.config.read_text().replace(config["store"]["path"], str(tokens / "tokens")))
+    env = {"PATH": os.environ["PATH"], "HOME": str(tokens), **made.env}
 
-    # The config's store path is in the tokens emptyDir; here, in the test's directory.
-    store = str(tmp_path / "var-lib-latchkey" / "tokens")
-    made.config.write_text(made.config.read_text().replace(config["store"]["path"], store))
-    check = latchkey.run(["check", "--config", str(made.config)])
+    check = as_pod_user(latchkey_bin, ["check", "--config", str(made.config)], env)
     assert check.returncode == 0, check.stderr
-    status = latchkey.run(["status", "--config", str(made.config)])
+    # status opens the token store with the store key: the Secret's file, as mounted.
+    status = as_pod_user(latchkey_bin, ["status", "--config", str(made.config)], env)
     assert status.returncode == 0, status.stderr
 
-    # Why the copy: the Secret's own file, group-readable, is no key file Latchkey accepts.
-    made.config.write_text(made.config.read_text().replace(str(made.path(key_file)), str(made.path(command[-2]))))
-    refused = latchkey.run(["status", "--config", str(made.config)])
-    assert refused.returncode == 1 and "is accessible by others (mode 0440)" in refused.stderr, refused.stderr
+    # A key file that every user may read is refused, with the chmod that fixes it.
+    key_file = made.path(config["store"]["key_file"])
+    key_file.chmod(0o444)
+    refused = as_pod_user(latchkey_bin, ["status", "--config", str(made.config)], env)
+    assert refused.returncode == 1, refused.stderr
+    assert f"key file {key_file} is accessible by others (mode 0444); run chmod 440 {key_file}" in refused.stderr

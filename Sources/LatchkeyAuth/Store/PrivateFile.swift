@@ -37,16 +37,45 @@ enum PrivateFile {
     /// Refuses what others could read or write, or what another user owns.
     static func requirePrivate(_ info: stat, _ path: String, _ kind: Kind) throws(TokenStoreError) {
         guard kind.checksPermissions else { return }
-        let owner = info.st_uid, me = geteuid()
-        guard owner == me || (kind.rootMayOwn && owner == 0) else {
-            throw TokenStoreError(.unsafePermissions, "\(kind.noun) \(path) is owned by uid \(owner), not by uid \(me) that runs Latchkey; "
-                + "it must belong to that user")
+        let process = ProcessIdentity.current()
+        if let problem = problem(path, owner: info.st_uid, group: info.st_gid, mode: info.st_mode & 0o7777, kind: kind, process: process) {
+            throw TokenStoreError(.unsafePermissions, problem)
         }
-        let mode = info.st_mode & 0o7777
-        guard mode & 0o077 == 0 else {
-            throw TokenStoreError(.unsafePermissions, "\(kind.noun) \(path) is accessible by others (mode \(octal(mode))); "
-                + "run chmod \(kind.privateMode) \(path)")
+    }
+
+    /// Who runs Latchkey, as file permissions see it.
+    struct ProcessIdentity {
+        var user: uid_t
+        /// The effective group and the supplementary ones.
+        var groups: Set<gid_t>
+
+        static func current() -> ProcessIdentity {
+            var groups: Set<gid_t> = [getegid()]
+            // getgroups(2): the supplementary groups (Kubernetes' fsGroup is one of them).
+            let count = getgroups(0, nil)
+            if count > 0 {
+                var list = [gid_t](repeating: 0, count: Int(count))
+                let filled = getgroups(count, &list)
+                if filled > 0 { groups.formUnion(list.prefix(Int(filled))) }
+            }
+            return ProcessIdentity(user: geteuid(), groups: groups)
         }
+    }
+
+    /// What makes the file of `kind` at `path`, with this owner, group and mode, unsafe for
+    /// `process`, and what fixes it; nil when it is private.
+    static func problem(_ path: String, owner: uid_t, group: gid_t, mode: mode_t, kind: Kind, process: ProcessIdentity) -> String? {
+        guard owner == process.user || (kind.rootMayOwn && owner == 0) else {
+            return "\(kind.noun) \(path) is owned by uid \(owner), not by uid \(process.user) that runs Latchkey; it must belong to that user"
+        }
+        // PostgreSQL's rule for a key file that root owns: its group may read it when the
+        // group is Latchkey's own. That is how Kubernetes mounts a Secret for a non-root pod:
+        // root's, mode 0440, in the pod's fsGroup (defaultMode 0400 plus group read).
+        let groupMayRead = kind.rootMayOwn && owner == 0 && owner != process.user && process.groups.contains(group)
+        guard mode & (groupMayRead ? 0o037 : 0o077) == 0 else {
+            return "\(kind.noun) \(path) is accessible by others (mode \(octal(mode))); run chmod \(groupMayRead ? "440" : kind.privateMode) \(path)"
+        }
+        return nil
     }
 
     /// The whole of a private regular file and what fstat(2) said of it, or nil when there
