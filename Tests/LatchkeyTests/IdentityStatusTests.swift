@@ -122,6 +122,19 @@ import Testing
         }
     }
 
+    @Test func aSharedRedisStoreIsReadLikeTheFileStore() async throws {
+        let config = try ConfigTestSupport.load("""
+            identities:
+              web: { grant: client_credentials, token_url: https://idp.example/token, client_id: c, client_secret: { value: s } }
+            store: { type: redis, url: "redis://127.0.0.1:6379" }
+            """ + "\n" + ConfigTestSupport.minimalRoutes)
+        let store = MemoryTokenStore()
+        await store.save(TokenSet(accessToken: "a", expiresAt: now.addingTimeInterval(3600), obtainedAt: now), identity: "web")
+        let report = await StatusReport.gather(config: config, store: store, chosen: [:], environment: [:], now: now)
+        #expect(report.identities.map(\.source) == [.store])
+        #expect(report.identities.map(\.state) == [.valid])
+    }
+
     @Test func aStoreThatKeepsNothingOnDiskIsNotGuessedAt() async throws {
         let config = try ConfigTestSupport.load("""
             identities:

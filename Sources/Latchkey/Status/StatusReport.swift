@@ -38,7 +38,7 @@ public struct StatusReport: Sendable, Equatable {
                 try SecretResolver.resolve(source, environment: environment)
             }, now: now)
         }
-        guard config.store.kind == .file else { return .inMemory(identity) }
+        guard config.store.kind != .memory else { return .inMemory(identity) }
         do {
             let token = try await store.load(identity: identity.name)
             let loggedOut = token == nil ? try await store.isLoggedOut(identity: identity.name) : false
