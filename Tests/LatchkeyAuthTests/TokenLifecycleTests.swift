@@ -133,3 +133,66 @@ import Testing
         #expect(machine.demand(now: at(3)) == .wait(start: .grant))
     }
 }
+
+/// RFC 6749 §5.2 errors that mean the configuration is wrong: answered at once, never
+/// retried until the identity's secrets change.
+extension TokenLifecycleTests {
+    static let refusal = "the authorization server refused the request with invalid_client (HTTP 401)"
+    static let misconfigured = AcquisitionFailure(.misconfigured(configKey: "identities.id.client_secret"), refusal)
+    static let problem = Misconfiguration(reason: refusal, configKey: "identities.id.client_secret")
+
+    @Test func aMisconfigurationIsAnsweredAtOnceAndNeverRetried() {
+        var machine = lifecycle()
+        #expect(machine.demand(now: at(0)) == .wait(start: .grant))
+        #expect(machine.failed(Self.misconfigured, kind: .grant, now: at(0), unit: 0) == nil)
+        #expect(machine.phase == .misconfigured(Self.problem))
+        #expect(machine.lastFailure == FailureRecord(message: Self.refusal, configKey: "identities.id.client_secret", at: at(0)))
+        // No back-off timer, and no token request however long requests keep coming.
+        #expect(machine.nextTick() == nil)
+        #expect(machine.tick(now: at(3600)) == nil)
+        #expect(machine.demand(now: at(1)) == .unavailable(.misconfigured(Self.problem)))
+        #expect(machine.demand(now: at(3600)) == .unavailable(.misconfigured(Self.problem)))
+    }
+
+    @Test func aHeldTokenStaysInUseWhileMisconfiguredAndAnUpstreamRefusalDoesNotRetry() {
+        var machine = lifecycle(token("a"))
+        #expect(machine.tick(now: at(70)) == .refresh)
+        _ = machine.failed(Self.misconfigured, kind: .refresh, now: at(70), unit: 0)
+        #expect(machine.demand(now: at(80)) == .ready(token("a"), generation: 1))
+        #expect(machine.nextTick() == nil)
+        // Past its usable time, or refused by an upstream: no token, and no request.
+        #expect(machine.demand(now: at(90)) == .unavailable(.misconfigured(Self.problem)))
+        #expect(machine.rejected(generation: 1, now: at(85)) == .unavailable(.misconfigured(Self.problem)))
+    }
+
+    @Test func changedSecretsEndTheMisconfigurationAndTheNextRequestTriesAgain() {
+        var machine = lifecycle()
+        _ = machine.demand(now: at(0))
+        _ = machine.failed(Self.misconfigured, kind: .grant, now: at(0), unit: 0)
+        #expect(machine.credentialsChanged() == true)
+        #expect(machine.credentialsChanged() == false)
+        #expect(machine.demand(now: at(5)) == .wait(start: .grant))
+        machine.succeeded(token("a", at: 5), kind: .grant)
+        #expect(machine.lastFailure == nil)
+        #expect(machine.demand(now: at(6)) == .ready(token("a", at: 5), generation: 1))
+    }
+
+    @Test func changedSecretsLeaveABackOffAlone() {
+        var machine = lifecycle()
+        _ = machine.demand(now: at(0))
+        _ = machine.failed(AcquisitionFailure(.transient, "IdP answered 503"), kind: .grant, now: at(0), unit: 0)
+        #expect(machine.credentialsChanged() == false)
+        #expect(machine.phase == .backingOff(until: at(1), reason: "IdP answered 503"))
+        #expect(machine.lastFailure == FailureRecord(message: "IdP answered 503", at: at(0)))
+    }
+
+    @Test func aTokenFromElsewhereEndsTheMisconfiguration() {
+        var machine = lifecycle()
+        _ = machine.demand(now: at(0))
+        _ = machine.failed(Self.misconfigured, kind: .grant, now: at(0), unit: 0)
+        machine.replace(with: token("b", at: 1))
+        #expect(machine.phase == .idle)
+        #expect(machine.lastFailure == nil)
+        #expect(machine.demand(now: at(2)) == .ready(token("b", at: 1), generation: 1))
+    }
+}

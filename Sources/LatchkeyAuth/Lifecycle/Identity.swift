@@ -160,6 +160,14 @@ public final class Identity: Sendable {
         events.record(AuthEvent(identity: name, kind: .acquired))
     }
 
+    /// Some of the identity's secrets (or files it reads at each token request) changed: a
+    /// token endpoint that refused its configuration is asked again, by the next request or
+    /// the background refresh.
+    public func credentialsChanged() {
+        guard update({ $0.credentialsChanged() }) else { return }
+        reschedule()
+    }
+
     /// The store holds something else now, put there by another process (`latchkey login`
     /// or `logout` beside this server): take it as it is, without writing it back; the
     /// waiting requests get the new token and the refresh timer follows it.
@@ -324,10 +332,17 @@ public final class Identity: Sendable {
             if replacedMeanwhile() { return nil }
             let now = clock(), unit = random()
             let next = update { $0.failed(error, kind: kind, now: now, unit: unit) }
-            events.record(AuthEvent(identity: name, kind: .failed, detail: error.message))
-            if next == nil, case .loginRequired(let reason) = snapshot.phase {
+            events.record(AuthEvent(identity: name, kind: .failed, detail: error.misconfiguration?.description ?? error.message))
+            let lifecycle = snapshot
+            switch lifecycle.phase {
+            case .loginRequired(let reason) where next == nil:
                 events.record(AuthEvent(identity: name, kind: .loginRequired, detail: reason))
                 await persist(nil)
+            case .misconfigured:
+                // Kept where `latchkey status` reads, until a token is saved.
+                await keep(lifecycle.lastFailure)
+            default:
+                break
             }
             return next
         }
@@ -397,6 +412,14 @@ public final class Identity: Sendable {
             try await store.save(token, identity: name)
         } catch {
             events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot store the token: \(error)"))
+        }
+    }
+
+    private func keep(_ failure: FailureRecord?) async {
+        do {
+            try await store.saveFailure(failure, identity: name)
+        } catch {
+            events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot keep the failure in the token store: \(error)"))
         }
     }
 

@@ -23,6 +23,9 @@ public struct TokenLifecycle: Sendable {
         /// The last token request failed; no new one before `until`.
         case backingOff(until: Date, reason: String)
         case loginRequired(reason: String)
+        /// The IdP refused the identity's configuration: no token request until its secrets
+        /// (`credentialsChanged`) or its configuration (a new lifecycle) change.
+        case misconfigured(Misconfiguration)
     }
 
     /// What a request that needs a token is told.
@@ -38,6 +41,8 @@ public struct TokenLifecycle: Sendable {
     /// old token does not throw away a newer one.
     public private(set) var generation: UInt64 = 0
     public private(set) var phase: Phase = .idle
+    /// The last token request's failure, until a token arrives.
+    public private(set) var lastFailure: FailureRecord?
     /// The current token was refused by an upstream: never handed out again.
     private var rejected = false
     private var failures = 0
@@ -73,6 +78,8 @@ public struct TokenLifecycle: Sendable {
             return .wait(start: nil)
         case .loginRequired(let reason):
             return .unavailable(.loginRequired(reason: reason))
+        case .misconfigured(let problem):
+            return .unavailable(.misconfigured(problem))
         case .backingOff(let until, let reason) where now < until:
             return .unavailable(.failing(reason: reason, retryAt: until))
         case .idle, .backingOff:
@@ -124,6 +131,7 @@ public struct TokenLifecycle: Sendable {
         generation += 1
         rejected = false
         failures = 0
+        lastFailure = nil
         phase = .idle
     }
 
@@ -131,6 +139,14 @@ public struct TokenLifecycle: Sendable {
     /// re-authentication after a refused refresh), if any. `unit` is a random number in
     /// [0, 1) for the back-off's jitter.
     public mutating func failed(_ failure: AcquisitionFailure, kind: AcquisitionKind, now: Date, unit: Double) -> AcquisitionKind? {
+        lastFailure = FailureRecord(message: failure.message, configKey: failure.misconfiguration?.configKey, at: now)
+        if let problem = failure.misconfiguration {
+            // RFC 6749 §5.2: the same request would be refused the same way. A token still
+            // held stays in use until it expires.
+            failures = 0
+            phase = .misconfigured(problem)
+            return nil
+        }
         if kind == .refresh, failure.kind == .rejected {
             // The refresh token is dead; never send it again.
             token?.refreshToken = nil
@@ -146,6 +162,14 @@ public struct TokenLifecycle: Sendable {
         let delay = backoff.delay(afterFailures: failures, retryAfter: failure.retryAfter, unit: unit)
         phase = .backingOff(until: now.addingTimeInterval(delay.seconds), reason: failure.message)
         return nil
+    }
+
+    /// Some of the identity's secrets changed: a misconfiguration may be fixed, and the next
+    /// request (or the background refresh) tries again. True when it ended one.
+    public mutating func credentialsChanged() -> Bool {
+        guard case .misconfigured = phase else { return false }
+        phase = .idle
+        return true
     }
 
     /// A person logged in (or a token was restored): start over with `token`.
@@ -169,7 +193,7 @@ public struct TokenLifecycle: Sendable {
         switch phase {
         case .backingOff(let until, _): until
         case .idle: token.flatMap { rejected ? nil : timing.refreshAt($0) }
-        case .acquiring, .loginRequired: nil
+        case .acquiring, .loginRequired, .misconfigured: nil
         }
     }
 
