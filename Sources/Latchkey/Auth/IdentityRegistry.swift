@@ -90,6 +90,6 @@ extension IdentityConfig {
         let stored = keepsTokens || cookieJar != nil
         return Identity(name: name, source: source, store: stored ? store : MemoryTokenStore(), events: events,
                         initialToken: OAuthTokenSource.seed(self, credentials: credentials), waitsForStart: stored,
-                        cookieJar: cookieJar, timing: timing ?? self.timing)
+                        cookieJar: cookieJar, timing: timing ?? self.timing, keepWarm: keepWarm)
     }
 }

@@ -16,7 +16,8 @@ public struct IssuedToken: Sendable, Equatable {
 /// One identity at run time: its lifecycle behind a lock, the requests waiting for a
 /// token, the one token request in flight and the timer for the next proactive refresh.
 ///
-/// The hot path calls `current()` (one lock round trip). Only when that has nothing does a
+/// The hot path calls `current()` (one lock round trip, which also records the use that
+/// keeps the background refresh going). Only when that has nothing does a
 /// request call `demand` and wait; the waiter is called exactly once, on whatever thread
 /// finishes the token request, so a caller on an event loop hops back to its loop.
 public final class Identity: Sendable {
@@ -48,11 +49,12 @@ public final class Identity: Sendable {
     }
 
     /// `waitsForStart`: requests wait until `start` has restored the stored token (a
-    /// server accepts requests before the store is read).
+    /// server accepts requests before the store is read). `keepWarm`: refresh in the
+    /// background even while no request uses the identity.
     public init(
         name: String, source: any TokenSource, store: any TokenStore, events: any AuthEventSink,
         initialToken: TokenSet? = nil, waitsForStart: Bool = false, cookieJar: CookieJar? = nil,
-        timing: TokenTiming = .init(), backoff: Backoff = .init(),
+        timing: TokenTiming = .init(), backoff: Backoff = .init(), keepWarm: Bool = false,
         clock: @escaping @Sendable () -> Date = { Date() },
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
@@ -63,7 +65,8 @@ public final class Identity: Sendable {
         self.events = events
         self.clock = clock
         self.random = random
-        state = Mutex(State(lifecycle: TokenLifecycle(token: initialToken, timing: timing, backoff: backoff, canGrant: source.canGrant),
+        state = Mutex(State(lifecycle: TokenLifecycle(token: initialToken, timing: timing, backoff: backoff, canGrant: source.canGrant,
+                                                      keepWarm: keepWarm),
                             restoring: waitsForStart))
     }
 
@@ -84,17 +87,25 @@ public final class Identity: Sendable {
     public func current() -> IssuedToken? {
         let now = clock()
         // Only the access token leaves the lock: this runs on every request.
-        return state.withLock { state in
-            guard !state.restoring, let (token, generation) = state.lifecycle.usable(now: now) else { return nil }
-            return IssuedToken(accessToken: token.accessToken, generation: generation)
+        let (issued, wakes) = state.withLock { state -> (IssuedToken?, Bool) in
+            guard !state.restoring, let (token, generation) = state.lifecycle.usable(now: now) else { return (nil, false) }
+            state.lifecycle.used(at: now)
+            // No timer while the identity was idle: this use may call for a refresh again.
+            let wakes = state.timerDeadline == nil && state.lifecycle.nextTick() != nil
+            return (IssuedToken(accessToken: token.accessToken, generation: generation), wakes)
         }
+        if wakes { reschedule() }
+        return issued
     }
 
     /// Calls `waiter` with a token as soon as there is one, starting the token request if
     /// none is in flight; at once (on this thread) when the answer is already known.
     public func demand(_ waiter: @escaping Waiter) {
         let now = clock()
-        settle(waiter) { $0.demand(now: now) }
+        settle(waiter) { lifecycle in
+            lifecycle.used(at: now)
+            return lifecycle.demand(now: now)
+        }
     }
 
     /// An upstream refused the token of `generation`: `waiter` gets its replacement.
@@ -129,7 +140,11 @@ public final class Identity: Sendable {
         await checkRestoredToken()
         state.withLock { $0.restoring = false }
         flushWaiters()
-        if eagerly { demand { _ in } }
+        // Not a use: an identity acquired eagerly and never used does not stay warm.
+        if eagerly {
+            let now = clock()
+            settle({ _ in }) { $0.demand(now: now) }
+        }
         reschedule()
     }
 
