@@ -12,7 +12,8 @@ struct StatusCommand: ParsableCommand {
         abstract: "Show the state of every identity's token and the identity of every route; never a token.",
         discussion: """
             For each identity: its grant, where its token lives (store, static, memory), its \
-            state (valid; expired, renewed when next needed; login required; no token yet), \
+            state (valid; expired, renewed when next needed; login required; no token yet; \
+            misconfigured, with the configuration key to fix and the last error), \
             when it expires and was obtained (the last login or refresh), and whether a \
             refresh token is kept. For each route that injects an identity: the one requests \
             get when they name none (as `latchkey use` chose it) and those they may pick with \

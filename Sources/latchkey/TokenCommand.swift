@@ -61,6 +61,8 @@ struct TokenCommand: ParsableCommand {
             throw CommandFailure("identity \(identity) needs a login (\(reason)): run `latchkey login \(identity) --config \(config)`")
         case .failure(.failing(let reason, _)):
             throw CommandFailure("no token for identity \(identity): \(reason)")
+        case .failure(.misconfigured(let problem)):
+            throw CommandFailure("identity \(identity) is misconfigured: \(problem)")
         }
     }
 }

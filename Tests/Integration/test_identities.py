@@ -226,6 +226,40 @@ def test_the_running_server_shows_what_only_it_knows_behind_the_listeners_checks
     assert proxy.request("POST", "/.latchkey/identities", headers=secret, body=b"").status == 405
 
 
+def test_a_wrong_client_secret_is_named_everywhere_and_not_retried_until_its_file_changes(latchkey, idp, tmp_path):
+    secret_file = tmp_path / "client_secret"
+    secret_file.write_text("lk-itest-wrong-secret")
+    secret_file.chmod(0o600)
+    cfg = config(routes=[api_route(idp, "idp")], credentials={},
+                 identities={"idp": password_identity(idp, client_secret={"file": str(secret_file)})})
+    path = config_file(latchkey, cfg)
+    proxy = latchkey.serve(copy.deepcopy(cfg))
+    r = proxy.get("/1")
+    assert r.status == 503 and r.header("Retry-After") is None, r
+    message = refused(r, "identity_misconfigured")["message"]
+    assert "invalid_client" in message and "identity idp" in message and "identities.idp.client_secret" in message
+
+    live = proxy.get("/.latchkey/identities").json()["identities"][0]
+    stored = json.loads(cli(latchkey, "status", "--config", path, "--json").stdout)["identities"][0]
+    for status in (live, stored):
+        assert status["state"] == "misconfigured", status
+        assert status["last_error"]["config_key"] == "identities.idp.client_secret"
+        assert "invalid_client" in status["last_error"]["message"] and status["last_error"]["at"].endswith("Z")
+    # Requests keep coming; the IdP sees no other token request.
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        assert proxy.get("/again").status == 503
+        time.sleep(0.1)
+    assert idp.token_requests() == idp.token_errors("invalid_client") == 1
+
+    secret_file.write_text(idp.password_client.secret)
+    assert wait_until(lambda: proxy.get("/fixed").status == 200, timeout=10), proxy.log_tail()
+    assert idp.token_requests() == 2
+    fixed = json.loads(cli(latchkey, "status", "--config", path, "--json").stdout)["identities"][0]
+    assert (fixed["state"], fixed["last_error"]) == ("valid", None)
+    assert "lk-itest-wrong-secret" not in proxy.log() and idp.password_client.secret not in proxy.log()
+
+
 # ----- latchkey token -------------------------------------------------------------------------
 
 def test_token_prints_a_token_the_idp_accepts_and_refreshes_an_expired_one_for_the_server(latchkey, make_idp):

@@ -74,7 +74,8 @@ def test_expired_token_is_refreshed_with_rotation(latchkey, make_idp):
 
 def test_proactive_refresh_keeps_a_fresh_token_without_waiting(latchkey, make_idp):
     idp = make_idp(access_token_seconds=4)
-    proxy = serve(latchkey, idp, password_identity(idp))
+    # Kept warm: refreshed even while no request comes (below).
+    proxy = serve(latchkey, idp, password_identity(idp, keep_warm=True))
     assert proxy.get("/1").status == 200
     # Refreshed in the background ahead of expiry: requests never wait for a token.
     time.sleep(4.5)
@@ -82,6 +83,30 @@ def test_proactive_refresh_keeps_a_fresh_token_without_waiting(latchkey, make_id
     before = idp.token_requests()
     assert proxy.get("/2").status == 200
     assert idp.token_requests() == before
+
+
+def test_an_identity_nobody_uses_stops_refreshing_unless_it_keeps_warm(latchkey, make_idp):
+    idp = make_idp(access_token_seconds=3)  # refreshed every 1.1 s while in use
+    api = idp.url + "/api"
+    service = {"grant": "client_credentials", "token_url": idp.token_url, "keep_warm": True,
+               "client_id": idp.service_client.id, "client_secret": {"value": idp.service_client.secret}}
+    cfg = config(routes=[dict(identity_route("idle", path="/idle", upstream=api), name="idle"),
+                         dict(identity_route("warm", path="/warm", upstream=api), name="warm")],
+                 credentials={}, identities={"idle": password_identity(idp), "warm": service})
+    proxy = latchkey.serve(cfg)
+    start = time.monotonic()
+    assert proxy.get("/idle/1").status == 200 and proxy.get("/warm/1").status == 200
+    # Refreshes go on for one token lifetime after the last request, then stop; the warm
+    # identity's client credentials grants go on.
+    time.sleep(start + 4.5 - time.monotonic())
+    idle, warm = idp.token_requests("refresh_token"), idp.token_requests("client_credentials")
+    assert idle <= 2
+    time.sleep(start + 12 - time.monotonic())
+    assert idp.token_requests("refresh_token") == idle
+    assert idp.token_requests("client_credentials") >= warm + 4
+    # The next request renews the expired token on demand.
+    assert proxy.get("/idle/2").status == 200
+    assert idp.token_requests("refresh_token") == idle + 1
 
 
 def test_revoked_refresh_token_leads_to_reauthentication_and_replay(latchkey, idp):

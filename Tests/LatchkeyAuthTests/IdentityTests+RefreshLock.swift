@@ -105,4 +105,6 @@ struct UnreachableStore: TokenStore {
     func isLoggedOut(identity: String) async throws -> Bool { throw Self.error }
     func loadCookies(identity: String) async throws -> [String] { throw Self.error }
     func saveCookies(_ cookies: [String], identity: String) async throws { throw Self.error }
+    func saveFailure(_ failure: FailureRecord?, identity: String) async throws { throw Self.error }
+    func loadFailure(identity: String) async throws -> FailureRecord? { throw Self.error }
 }

@@ -59,6 +59,7 @@ final class RecordingEvents: AuthEventSink {
 /// A store that remembers what it was given and when, relative to waiters being answered.
 actor RecordingStore: TokenStore {
     var saved: [TokenSet?] = []
+    var failures: [FailureRecord?] = []
     func load(identity: String) -> TokenSet? { nil }
     func save(_ token: TokenSet?, identity: String) { saved.append(token) }
     func acquireRefreshLock(identity: String) -> RefreshLockAttempt { .acquired(RefreshLease(identity: identity, owner: "test", expiresAt: nil)) }
@@ -70,6 +71,8 @@ actor RecordingStore: TokenStore {
     func isLoggedOut(identity: String) -> Bool { false }
     func loadCookies(identity: String) -> [String] { [] }
     func saveCookies(_ cookies: [String], identity: String) {}
+    func saveFailure(_ failure: FailureRecord?, identity: String) { failures.append(failure) }
+    func loadFailure(identity: String) -> FailureRecord? { failures.last ?? nil }
 }
 
 @Suite struct IdentityTests {

@@ -12,8 +12,16 @@ import Testing
         TokenSet(accessToken: value, refreshToken: refresh, expiresAt: at(obtained + lifetime), obtainedAt: at(obtained))
     }
 
-    func lifecycle(_ token: TokenSet? = nil, canGrant: Bool = true) -> TokenLifecycle {
-        TokenLifecycle(token: token, timing: timing, backoff: Backoff(initial: .seconds(2), maximum: .seconds(60)), canGrant: canGrant)
+    func lifecycle(_ token: TokenSet? = nil, canGrant: Bool = true, keepWarm: Bool = false) -> TokenLifecycle {
+        TokenLifecycle(token: token, timing: timing, backoff: Backoff(initial: .seconds(2), maximum: .seconds(60)), canGrant: canGrant,
+                       keepWarm: keepWarm)
+    }
+
+    /// A lifecycle whose token a request used at the start.
+    func inUse(_ token: TokenSet) -> TokenLifecycle {
+        var machine = lifecycle(token)
+        machine.used(at: at(0))
+        return machine
     }
 
     @Test func firstDemandStartsOneGrantAndLaterDemandsWait() {
@@ -32,7 +40,7 @@ import Testing
     }
 
     @Test func proactiveRefreshIsDueAheadOfTheDeadlineAndOnlyOnce() {
-        var machine = lifecycle(token("a"))
+        var machine = inUse(token("a"))
         #expect(machine.nextTick() == at(70))
         #expect(machine.tick(now: at(69)) == nil)
         #expect(machine.tick(now: at(70)) == .refresh)
@@ -78,7 +86,7 @@ import Testing
     }
 
     @Test func transientFailuresBackOffExponentiallyAndKeepAValidToken() {
-        var machine = lifecycle(token("a"))
+        var machine = inUse(token("a"))
         #expect(machine.tick(now: at(70)) == .refresh)
         #expect(machine.failed(AcquisitionFailure(.transient, "IdP answered 503"), kind: .refresh, now: at(70), unit: 0) == nil)
         #expect(machine.phase == .backingOff(until: at(71), reason: "IdP answered 503"))
@@ -105,6 +113,7 @@ import Testing
         _ = machine.demand(now: at(0))
         _ = machine.failed(AcquisitionFailure(.transient, "x"), kind: .grant, now: at(0), unit: 0)
         _ = machine.failed(AcquisitionFailure(.transient, "x"), kind: .grant, now: at(2), unit: 0)
+        machine.used(at: at(2))
         machine.succeeded(token("a", at: 10), kind: .grant)
         #expect(machine.tick(now: at(80)) == .refresh)
         _ = machine.failed(AcquisitionFailure(.transient, "x"), kind: .refresh, now: at(80), unit: 0)
@@ -131,5 +140,120 @@ import Testing
         // Without untilLogin, such an identity gets a token again by itself.
         machine.logOut(reason: "removed")
         #expect(machine.demand(now: at(3)) == .wait(start: .grant))
+    }
+}
+
+/// RFC 6749 §5.2 errors that mean the configuration is wrong: answered at once, never
+/// retried until the identity's secrets change.
+extension TokenLifecycleTests {
+    static let refusal = "the authorization server refused the request with invalid_client (HTTP 401)"
+    static let misconfigured = AcquisitionFailure(.misconfigured(configKey: "identities.id.client_secret"), refusal)
+    static let problem = Misconfiguration(reason: refusal, configKey: "identities.id.client_secret")
+
+    @Test func aMisconfigurationIsAnsweredAtOnceAndNeverRetried() {
+        var machine = lifecycle()
+        #expect(machine.demand(now: at(0)) == .wait(start: .grant))
+        #expect(machine.failed(Self.misconfigured, kind: .grant, now: at(0), unit: 0) == nil)
+        #expect(machine.phase == .misconfigured(Self.problem))
+        #expect(machine.lastFailure == FailureRecord(message: Self.refusal, configKey: "identities.id.client_secret", at: at(0)))
+        // No back-off timer, and no token request however long requests keep coming.
+        #expect(machine.nextTick() == nil)
+        #expect(machine.tick(now: at(3600)) == nil)
+        #expect(machine.demand(now: at(1)) == .unavailable(.misconfigured(Self.problem)))
+        #expect(machine.demand(now: at(3600)) == .unavailable(.misconfigured(Self.problem)))
+    }
+
+    @Test func aHeldTokenStaysInUseWhileMisconfiguredAndAnUpstreamRefusalDoesNotRetry() {
+        var machine = inUse(token("a"))
+        #expect(machine.tick(now: at(70)) == .refresh)
+        _ = machine.failed(Self.misconfigured, kind: .refresh, now: at(70), unit: 0)
+        #expect(machine.demand(now: at(80)) == .ready(token("a"), generation: 1))
+        #expect(machine.nextTick() == nil)
+        // Past its usable time, or refused by an upstream: no token, and no request.
+        #expect(machine.demand(now: at(90)) == .unavailable(.misconfigured(Self.problem)))
+        #expect(machine.rejected(generation: 1, now: at(85)) == .unavailable(.misconfigured(Self.problem)))
+    }
+
+    @Test func changedSecretsEndTheMisconfigurationAndTheNextRequestTriesAgain() {
+        var machine = lifecycle()
+        _ = machine.demand(now: at(0))
+        _ = machine.failed(Self.misconfigured, kind: .grant, now: at(0), unit: 0)
+        #expect(machine.credentialsChanged() == true)
+        #expect(machine.credentialsChanged() == false)
+        #expect(machine.demand(now: at(5)) == .wait(start: .grant))
+        machine.succeeded(token("a", at: 5), kind: .grant)
+        #expect(machine.lastFailure == nil)
+        #expect(machine.demand(now: at(6)) == .ready(token("a", at: 5), generation: 1))
+    }
+
+    @Test func changedSecretsLeaveABackOffAlone() {
+        var machine = lifecycle()
+        _ = machine.demand(now: at(0))
+        _ = machine.failed(AcquisitionFailure(.transient, "IdP answered 503"), kind: .grant, now: at(0), unit: 0)
+        #expect(machine.credentialsChanged() == false)
+        #expect(machine.phase == .backingOff(until: at(1), reason: "IdP answered 503"))
+        #expect(machine.lastFailure == FailureRecord(message: "IdP answered 503", at: at(0)))
+    }
+
+    @Test func aTokenFromElsewhereEndsTheMisconfiguration() {
+        var machine = lifecycle()
+        _ = machine.demand(now: at(0))
+        _ = machine.failed(Self.misconfigured, kind: .grant, now: at(0), unit: 0)
+        machine.replace(with: token("b", at: 1))
+        #expect(machine.phase == .idle)
+        #expect(machine.lastFailure == nil)
+        #expect(machine.demand(now: at(2)) == .ready(token("b", at: 1), generation: 1))
+    }
+}
+
+/// The background refresh runs only for an identity in use, or one that keeps warm.
+extension TokenLifecycleTests {
+    @Test func anIdentityNobodyUsedHasNoBackgroundRefresh() {
+        var machine = lifecycle(token("a"))
+        #expect(machine.nextTick() == nil)
+        #expect(machine.tick(now: at(70)) == nil)
+        // A request uses it: the refresh is due at its moment (here, at once).
+        machine.used(at: at(75))
+        #expect(machine.nextTick() == at(70))
+        #expect(machine.tick(now: at(75)) == .refresh)
+    }
+
+    @Test func anIdentityIdleForATokenLifetimeStopsRefreshing() {
+        var machine = inUse(token("a"))
+        #expect(machine.tick(now: at(70)) == .refresh)
+        machine.succeeded(token("b", at: 70), kind: .refresh)
+        // A use within a lifetime (100) before b's refresh moment (140) would keep it going...
+        var busy = machine
+        busy.used(at: at(45))
+        #expect(busy.nextTick() == at(140))
+        // ...but the last use was at 0.
+        #expect(machine.nextTick() == nil)
+        #expect(machine.tick(now: at(140)) == nil)
+    }
+
+    @Test func aRequestAfterIdlenessRenewsOnDemand() {
+        var machine = inUse(token("a"))
+        _ = machine.tick(now: at(70))
+        machine.succeeded(token("b", at: 70), kind: .refresh)
+        // b was usable until 160; nothing renewed it since.
+        machine.used(at: at(500))
+        #expect(machine.demand(now: at(500)) == .wait(start: .refresh))
+    }
+
+    @Test func aTokenWithNothingToRenewItWithHasNoTimer() {
+        var machine = lifecycle(token("a", refresh: nil), canGrant: false, keepWarm: true)
+        machine.used(at: at(75))
+        #expect(machine.nextTick() == nil)
+        #expect(machine.tick(now: at(75)) == nil)
+    }
+
+    @Test func keepWarmRefreshesWithoutRequests() {
+        var machine = lifecycle(token("a"), keepWarm: true)
+        #expect(machine.nextTick() == at(70))
+        #expect(machine.tick(now: at(70)) == .refresh)
+        machine.succeeded(token("b", at: 70), kind: .refresh)
+        #expect(machine.tick(now: at(140)) == .refresh)
+        machine.succeeded(token("c", at: 140), kind: .refresh)
+        #expect(machine.nextTick() == at(210))
     }
 }

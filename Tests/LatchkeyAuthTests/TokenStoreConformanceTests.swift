@@ -211,6 +211,49 @@ import Testing
     }
 }
 
+/// The failure a serve keeps for `latchkey status` (a misconfiguration), beside the token.
+extension TokenStoreConformanceTests {
+    static let failure = FailureRecord(message: "the authorization server refused the request with invalid_client (HTTP 401)",
+                                       configKey: "identities.podio.client_secret", at: Date(timeIntervalSince1970: 1_700_000_000))
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func aFailureIsKeptBesideTheTokenUntilATokenIsSaved(_ kind: StoreUnderTest) async throws {
+        try await withPair(kind) { serve, status in
+            #expect(try await status.loadFailure(identity: "podio") == nil)
+            try await serve.save(Self.token, identity: "podio")
+            try await serve.saveCookies(Self.cookies, identity: "podio")
+            try await serve.saveFailure(Self.failure, identity: "podio")
+            // Another process (`latchkey status`) reads it; the token and the cookies stay.
+            #expect(try await status.loadFailure(identity: "podio") == Self.failure)
+            #expect(try await status.loadFailure(identity: "other") == nil)
+            expectSame(try await status.load(identity: "podio"), Self.token)
+            #expect(try await status.loadCookies(identity: "podio") == Self.cookies)
+            // A removed token (a refused refresh) leaves it; a saved one clears it.
+            try await serve.save(nil, identity: "podio")
+            #expect(try await status.loadFailure(identity: "podio") == Self.failure)
+            try await serve.save(Self.token("at-2"), identity: "podio")
+            #expect(try await status.loadFailure(identity: "podio") == nil)
+            #expect(try await status.loadCookies(identity: "podio") == Self.cookies)
+        }
+    }
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func aFailureIsKeptAloneAndGoesWithNothingOrALogout(_ kind: StoreUnderTest) async throws {
+        try await withPair(kind) { serve, status in
+            try await serve.saveFailure(Self.failure, identity: "podio")
+            #expect(try await status.loadFailure(identity: "podio") == Self.failure)
+            #expect(try await status.load(identity: "podio") == nil)
+            try await serve.saveFailure(nil, identity: "podio")
+            #expect(try await status.loadFailure(identity: "podio") == nil)
+
+            try await serve.saveFailure(Self.failure, identity: "podio")
+            _ = try await serve.logOut(identity: "podio")
+            #expect(try await status.loadFailure(identity: "podio") == nil)
+            #expect(try await status.isLoggedOut(identity: "podio"))
+        }
+    }
+}
+
 /// The refresh lock (RefreshLease): one holder per identity across every handle on the store.
 extension TokenStoreConformanceTests {
     private func withPair(_ kind: StoreUnderTest, _ body: (any TokenStore, any TokenStore) async throws -> Void) async throws {

@@ -44,6 +44,27 @@ import Testing
         #expect(live(lifecycle(token(expiresIn: -1))).state == .expired)
     }
 
+    @Test func aMisconfigurationAndTheLastFailureAreLive() throws {
+        var machine = lifecycle(token(expiresIn: -1))
+        _ = machine.demand(now: now)
+        _ = machine.failed(AcquisitionFailure(.transient, "connection refused"), kind: .refresh, now: now, unit: 0)
+        #expect(live(machine).lastError == FailureRecord(message: "connection refused", at: now))
+
+        _ = machine.demand(now: now.addingTimeInterval(5))
+        let refusal = "the authorization server refused the request with invalid_scope (HTTP 400)"
+        _ = machine.failed(AcquisitionFailure(.misconfigured(configKey: "identities.web.scope"), refusal), kind: .refresh,
+                           now: now.addingTimeInterval(5), unit: 0)
+        let status = live(machine)
+        #expect(status.state == .misconfigured)
+        #expect(status.detail == refusal + "; fix identities.web.scope")
+        #expect(status.lastError == FailureRecord(message: refusal, configKey: "identities.web.scope", at: now.addingTimeInterval(5)))
+        let report = StatusReport(identities: [status], routes: [])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(report.json.utf8)) as? [String: Any])
+        let identity = try #require((json["identities"] as? [[String: Any]])?.first)
+        #expect(identity["state"] as? String == "misconfigured")
+        #expect(identity["last_error"] as? [String: String] == ["message": refusal, "config_key": "identities.web.scope", "at": "2027-01-15T08:00:05Z"])
+    }
+
     @Test func aSeededRefreshTokenIsNotAToken() {
         let seed = TokenSet(accessToken: "", refreshToken: "seed", expiresAt: .distantPast, obtainedAt: .distantPast)
         let status = live(lifecycle(seed))

@@ -122,6 +122,53 @@ import Testing
         }
     }
 
+    @Test func aMisconfigurationAServeKeptNamesTheKeyToFixInTextAndJSON() async throws {
+        let config = try ConfigTestSupport.load("""
+            identities:
+              web: { grant: client_credentials, token_url: https://idp.example/token, client_id: c, client_secret: { value: s } }
+              kii: { grant: static, token: { value: t } }
+            """ + "\n" + ConfigTestSupport.minimalRoutes)
+        let store = MemoryTokenStore()
+        await store.saveFailure(FailureRecord(message: "the authorization server refused the request with invalid_client (HTTP 401)",
+                                              configKey: "identities.web.client_secret", at: now.addingTimeInterval(-60)), identity: "web")
+        let report = await StatusReport.gather(config: config, store: store, chosen: [:], environment: [:], now: now)
+        #expect(report.identities.map(\.state) == [.valid, .misconfigured])
+        #expect(report.text(now: now) == """
+            IDENTITY  GRANT               TOKEN   STATE          EXPIRES  OBTAINED  REFRESH TOKEN  NOTE
+            kii       static              static  valid          -        -         -
+            web       client_credentials  store   misconfigured  -        -         -              \
+            the authorization server refused the request with invalid_client (HTTP 401); fix identities.web.client_secret
+
+            """)
+        let decoded = try #require(try JSONSerialization.jsonObject(with: Data(report.json.utf8)) as? [String: Any])
+        let identities = try #require(decoded["identities"] as? [[String: Any]])
+        #expect(identities.first?["last_error"] is NSNull)
+        let web = try #require(identities.last)
+        #expect(web["state"] as? String == "misconfigured")
+        let lastError = try #require(web["last_error"] as? [String: String])
+        #expect(lastError == ["message": "the authorization server refused the request with invalid_client (HTTP 401)",
+                              "config_key": "identities.web.client_secret", "at": "2027-01-15T07:59:00Z"])
+    }
+
+    @Test func aLogoutOutranksAMisconfiguration() {
+        let failure = FailureRecord(message: "refused", configKey: "identities.id.scope", at: now)
+        #expect(IdentityStatus(password, stored: nil, loggedOut: true, failure: failure, now: now).state == .loginRequired)
+        #expect(IdentityStatus(password, stored: token(expiresIn: 600), loggedOut: false, failure: failure, now: now).state == .misconfigured)
+    }
+
+    @Test func aSharedRedisStoreIsReadLikeTheFileStore() async throws {
+        let config = try ConfigTestSupport.load("""
+            identities:
+              web: { grant: client_credentials, token_url: https://idp.example/token, client_id: c, client_secret: { value: s } }
+            store: { type: redis, url: "redis://127.0.0.1:6379" }
+            """ + "\n" + ConfigTestSupport.minimalRoutes)
+        let store = MemoryTokenStore()
+        await store.save(TokenSet(accessToken: "a", expiresAt: now.addingTimeInterval(3600), obtainedAt: now), identity: "web")
+        let report = await StatusReport.gather(config: config, store: store, chosen: [:], environment: [:], now: now)
+        #expect(report.identities.map(\.source) == [.store])
+        #expect(report.identities.map(\.state) == [.valid])
+    }
+
     @Test func aStoreThatKeepsNothingOnDiskIsNotGuessedAt() async throws {
         let config = try ConfigTestSupport.load("""
             identities:

@@ -33,6 +33,8 @@ struct ReadinessTests {
         func isLoggedOut(identity: String) async throws -> Bool { await memory.isLoggedOut(identity: identity) }
         func loadCookies(identity: String) async throws -> [String] { await memory.loadCookies(identity: identity) }
         func saveCookies(_ cookies: [String], identity: String) async throws { await memory.saveCookies(cookies, identity: identity) }
+        func saveFailure(_ failure: FailureRecord?, identity: String) async throws { await memory.saveFailure(failure, identity: identity) }
+        func loadFailure(identity: String) async throws -> FailureRecord? { await memory.loadFailure(identity: identity) }
     }
 
     func body(_ answer: (status: Int, body: [UInt8])) -> [String: String] {

@@ -15,6 +15,7 @@ public final class IdentityRegistry: Sendable {
     /// The identities whose tokens are in `store`.
     private let keeping: [Identity]
     private let watcher = Mutex<TokenStoreWatcher?>(nil)
+    private let credentialWatch: IdentityCredentialWatch
 
     /// Each identity's auth events go to the log, to its counters made with `metrics`, to
     /// `recorder` (the status page's recent events), and to its hook command if it has one. `store` keeps the tokens of the identities that
@@ -37,6 +38,7 @@ public final class IdentityRegistry: Sendable {
         self.store = store
         eager = Set(config.identities.filter(\.acquireEagerly).map(\.name))
         keeping = config.identities.filter(\.keepsTokens).compactMap { identities[$0.name] }
+        credentialWatch = IdentityCredentialWatch(configs: config.identities, identities: identities)
     }
 
     /// Restores stored tokens, starts the eager acquisitions, in the background, and
@@ -49,6 +51,13 @@ public final class IdentityRegistry: Sendable {
         if let shared = store as? any WatchableTokenStore, !keeping.isEmpty {
             watcher.withLock { $0 = TokenStoreWatcher(store: shared, identities: keeping) }
         }
+    }
+
+    /// At each pass of the secret-file watcher, after the credential store reloaded
+    /// `changed` (names; often none): the identities whose secrets or key files changed ask
+    /// again if their IdP had refused their configuration.
+    public func secretsReloaded(_ changed: [String]) {
+        credentialWatch.check(reloaded: changed)
     }
 
     /// Stops watching the store and the token requests' HTTP client; waiting requests get
@@ -81,6 +90,6 @@ extension IdentityConfig {
         let stored = keepsTokens || cookieJar != nil
         return Identity(name: name, source: source, store: stored ? store : MemoryTokenStore(), events: events,
                         initialToken: OAuthTokenSource.seed(self, credentials: credentials), waitsForStart: stored,
-                        cookieJar: cookieJar, timing: timing ?? self.timing)
+                        cookieJar: cookieJar, timing: timing ?? self.timing, keepWarm: keepWarm)
     }
 }

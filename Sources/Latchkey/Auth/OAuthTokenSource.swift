@@ -43,7 +43,7 @@ final class OAuthTokenSource: TokenSource {
         do {
             return try await requestToken(request, client: client, options: config.idpOptions, now: now)
         } catch {
-            throw AcquisitionFailure(error.isInvalidGrant ? .rejected : .transient, error.message, retryAfter: error.retryAfter)
+            throw config.acquisitionFailure(error)
         }
     }
 

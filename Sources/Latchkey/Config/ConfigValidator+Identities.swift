@@ -94,7 +94,8 @@ extension ConfigValidator {
         var config = IdentityConfig(name: name, grant: grant ?? .clientCredentials)
         if grantName == "static" {
             for key: RawIdentity.CodingKeys in [.token_url, .issuer, .client_id, .client_secret, .client_auth, .client_key_file, .client_key_id,
-                                                .scope, .audience, .resource, .check_on_start, .userinfo_url, .introspection_url, .revocation_url]
+                                                .scope, .audience, .resource, .check_on_start, .userinfo_url, .introspection_url, .revocation_url,
+                                                .keep_warm]
             where raw.present.contains(key) {
                 diagnostics.error(path / key.stringValue, "a static token has no token endpoint", expected: "only token (and acquire)")
             }
@@ -110,6 +111,7 @@ extension ConfigValidator {
         case "eager": config.acquireEagerly = true
         default: diagnostics.error(path / "acquire", "unknown value", expected: "lazy (on the first request that needs it) or eager (at start)")
         }
+        config.keepWarm = raw.keepWarm ?? false
         if let hook = raw.hook {
             config.hook = hook.decoded.map(\.element)
             if config.hook.first.map({ !$0.hasPrefix("/") }) ?? true {
@@ -118,6 +120,10 @@ extension ConfigValidator {
         }
         if let skew = raw.clockSkew?.value { config.timing.clockSkew = skew }
         if let ahead = raw.refreshAhead?.value { config.timing.refreshAhead = ahead }
+        if config.keepWarm, config.timing.refreshAhead == .zero, grantName != "static" {
+            diagnostics.error(path / "keep_warm", "refresh_ahead: 0s turns the background refresh off",
+                              expected: "keep_warm: false, or refresh_ahead above 0s")
+        }
         return grant == nil ? nil : config
     }
 

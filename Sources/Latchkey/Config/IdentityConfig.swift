@@ -112,6 +112,9 @@ public struct IdentityConfig: Sendable, Equatable {
     public var resources: [String]
     /// Acquire at start rather than on the first request that needs the identity.
     public var acquireEagerly: Bool
+    /// Refresh in the background even while no request uses the identity (`keep_warm`);
+    /// otherwise an identity unused for a token lifetime stops refreshing.
+    public var keepWarm: Bool
     public var timing: TokenTiming
     /// A command run on each auth-state change, with the identity and the event in its
     /// environment (never a token, and nothing secret in its arguments).
@@ -147,6 +150,7 @@ public struct IdentityConfig: Sendable, Equatable {
         self.audience = audience
         self.resources = resources
         self.acquireEagerly = acquireEagerly
+        self.keepWarm = false
         self.timing = timing
         self.hook = []
         self.startupCheck = nil

@@ -3,7 +3,7 @@ struct RawIdentity: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case grant, grant_type, params, token_url, client_id, client_secret, client_auth
         case username, password, refresh_token, token, scope, audience, resource
-        case acquire, clock_skew, refresh_ahead
+        case acquire, keep_warm, clock_skew, refresh_ahead
         case key_file, service_account_file, assertion_issuer, subject, assertion_audience, key_id
         case subject_token_file, subject_token_type, requested_token_type
         case client_key_file, client_key_id, hook, issuer
@@ -27,6 +27,7 @@ struct RawIdentity: Decodable {
     var audience: String?
     var resource: LenientList<String>?
     var acquire: String?
+    var keepWarm: Bool?
     var clockSkew: RawDuration?
     var refreshAhead: RawDuration?
     var keyFile: String?
@@ -72,6 +73,7 @@ struct RawIdentity: Decodable {
         audience = f(.audience)
         resource = f(.resource)
         acquire = f(.acquire)
+        keepWarm = f(.keep_warm)
         clockSkew = f(.clock_skew)
         refreshAhead = f(.refresh_ahead)
         keyFile = f(.key_file)

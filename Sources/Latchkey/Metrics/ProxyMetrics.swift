@@ -22,7 +22,7 @@ struct ProxyMetrics: Sendable {
         "unknown_host", "unauthorized", "forbidden", "no_route",
         // A route's checks and its identity.
         "cross_site", "identity_not_allowed", "credential_unavailable", "token_rejected", "login_required", "identity_unavailable",
-        "handoff_failed", "method_not_allowed",
+        "identity_misconfigured", "handoff_failed", "method_not_allowed",
         // A code missing from this list (asserted against in debug builds).
         "other",
     ]

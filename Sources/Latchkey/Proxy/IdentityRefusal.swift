@@ -8,7 +8,7 @@ import LatchkeyHTTP
 import LatchkeyServer
 
 /// The proxy's answer when an identity has no token to give: the error and, for a failing
-/// IdP, when to try again.
+/// IdP, when to try again; for a misconfigured identity, the key to fix.
 struct IdentityRefusal: Sendable {
     let document: ErrorDocument
     let fields: HTTPFields
@@ -25,6 +25,12 @@ struct IdentityRefusal: Sendable {
             fields.append(name: "Retry-After", value: String(seconds))
             document = ErrorDocument(status: 503, error: "identity_unavailable",
                                      message: "no token for identity \(identity): \(reason); next attempt in \(seconds) s",
+                                     route: route)
+        case .misconfigured(let problem):
+            // No Retry-After: nothing is tried again until the configuration changes.
+            document = ErrorDocument(status: 503, error: "identity_misconfigured",
+                                     message: "identity \(identity) is misconfigured: \(problem) "
+                                         + "(no token is requested until its secrets or configuration change)",
                                      route: route)
         }
         self.fields = fields

@@ -92,11 +92,12 @@ public final class ProxyRuntime: Sendable {
         }
         self.loops = loops
         StoreMetrics.observe(tokenStore, factory: metrics)
-        let secrets: @Sendable () -> Void = {
+        let secrets: @Sendable () -> Void = { [identities] in
             let changed = credentials.reloadIfChanged()
             if !changed.isEmpty {
                 logger.info("secret files changed", metadata: ["credentials": .array(changed.map { .string($0) })])
             }
+            identities.secretsReloaded(changed)
         }
         watcher = FileWatcher(checks: [secrets] + (follower.map { [$0.check] } ?? []))
         identities.start()

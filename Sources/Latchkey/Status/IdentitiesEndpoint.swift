@@ -33,7 +33,7 @@ struct IdentitiesEndpoint: Sendable {
     func report(now: Date) -> StatusReport {
         StatusReport(
             identities: identities.map { config, identity in
-                let source: IdentityStatus.Source = !config.keepsTokens ? .static : store == .file ? .store : .memory
+                let source: IdentityStatus.Source = !config.keepsTokens ? .static : store == .memory ? .memory : .store
                 return IdentityStatus(config, live: identity.snapshot, source: source, now: now)
             },
             routes: routes.compactMap { RouteStatus($0, chosen: selectable[$0.name]?.current.name) })

@@ -6,8 +6,8 @@ import Foundation
 import LatchkeyAuth
 
 /// One identity as `latchkey status` shows it: where its token lives, what state it is
-/// in, when it was obtained and expires, whether a refresh token is there. Never a token
-/// or a refresh token.
+/// in, when it was obtained and expires, whether a refresh token is there, and the last
+/// failure of its token requests. Never a token or a refresh token.
 public struct IdentityStatus: Sendable, Equatable {
     /// Where the identity's token lives.
     public enum Source: String, Sendable {
@@ -32,6 +32,9 @@ public struct IdentityStatus: Sendable, Equatable {
         /// Token requests fail and no usable token is left; the next attempt comes after a
         /// back-off (only a running serve knows).
         case failing
+        /// The IdP refused the identity's configuration; `detail` names the key to fix.
+        /// Nothing is tried again until it changes; a token still held stays in use.
+        case misconfigured
         /// Not visible to this process.
         case unknown
     }
@@ -46,9 +49,12 @@ public struct IdentityStatus: Sendable, Equatable {
     public var hasRefreshToken: Bool
     /// Why, where the state alone does not say; never a secret.
     public var detail: String?
+    /// The last failed token request known (to the running serve; to the store, only a
+    /// misconfiguration), until a token replaces it.
+    public var lastError: FailureRecord?
 
     public init(name: String, grant: String, source: Source, state: State, expiresAt: Date? = nil, obtainedAt: Date? = nil,
-                hasRefreshToken: Bool = false, detail: String? = nil) {
+                hasRefreshToken: Bool = false, detail: String? = nil, lastError: FailureRecord? = nil) {
         self.name = name
         self.grant = grant
         self.source = source
@@ -57,13 +63,24 @@ public struct IdentityStatus: Sendable, Equatable {
         self.obtainedAt = obtainedAt
         self.hasRefreshToken = hasRefreshToken
         self.detail = detail
+        self.lastError = lastError
     }
 }
 
 extension IdentityStatus {
     /// An identity whose tokens the store keeps, from what it holds there. A token counts
-    /// as valid until the time `serve` stops using it (its expiry less the clock skew).
-    public init(_ identity: IdentityConfig, stored token: TokenSet?, loggedOut: Bool, now: Date) {
+    /// as valid until the time `serve` stops using it (its expiry less the clock skew). A
+    /// misconfiguration a serve kept there (`failure`) stands until a token replaces it.
+    public init(_ identity: IdentityConfig, stored token: TokenSet?, loggedOut: Bool, failure: FailureRecord? = nil, now: Date) {
+        self.init(identity, token: token, loggedOut: loggedOut, now: now)
+        lastError = failure
+        if let problem = failure?.misconfiguration, !loggedOut {
+            state = .misconfigured
+            detail = problem.description
+        }
+    }
+
+    private init(_ identity: IdentityConfig, token: TokenSet?, loggedOut: Bool, now: Date) {
         self.init(name: identity.name, grant: identity.grant.name, source: .store, state: .noToken)
         if loggedOut {
             state = .loginRequired
@@ -117,7 +134,7 @@ extension IdentityStatus {
     /// An identity as the running serve holds it, with what only the serve knows: a token
     /// request in flight, a back-off after failures.
     public init(_ identity: IdentityConfig, live lifecycle: TokenLifecycle, source: Source, now: Date) {
-        self.init(name: identity.name, grant: identity.grant.name, source: source, state: .noToken)
+        self.init(name: identity.name, grant: identity.grant.name, source: source, state: .noToken, lastError: lifecycle.lastFailure)
         // A seeded refresh token rides on a token without an access token: not a token yet.
         let held = lifecycle.token.flatMap { $0.accessToken.isEmpty ? nil : $0 }
         expiresAt = held?.expiresAt
@@ -134,6 +151,9 @@ extension IdentityStatus {
         case .loginRequired(let reason):
             state = .loginRequired
             detail = reason
+        case .misconfigured(let problem):
+            state = .misconfigured
+            detail = problem.description
         case .idle:
             state = usable ? .valid : held == nil ? .noToken : .expired
         }

@@ -75,7 +75,11 @@ extension StatusReport: Encodable {
 
 extension IdentityStatus: Encodable {
     enum CodingKeys: String, CodingKey {
-        case name, grant, source, state, expires_at, obtained_at, refresh_token, detail
+        case name, grant, source, state, expires_at, obtained_at, refresh_token, detail, last_error
+    }
+
+    enum LastErrorKeys: String, CodingKey {
+        case message, config_key, at
     }
 
     /// Every key always, null where there is nothing: a script reads one shape.
@@ -89,6 +93,11 @@ extension IdentityStatus: Encodable {
         try container.encode(obtainedAt, forKey: .obtained_at)
         try container.encode(source == .static ? nil : hasRefreshToken, forKey: .refresh_token)
         try container.encode(detail, forKey: .detail)
+        guard let lastError else { return try container.encodeNil(forKey: .last_error) }
+        var failure = container.nestedContainer(keyedBy: LastErrorKeys.self, forKey: .last_error)
+        try failure.encode(lastError.message, forKey: .message)
+        try failure.encode(lastError.configKey, forKey: .config_key)
+        try failure.encode(lastError.at, forKey: .at)
     }
 }
 

@@ -38,11 +38,12 @@ public struct StatusReport: Sendable, Equatable {
                 try SecretResolver.resolve(source, environment: environment)
             }, now: now)
         }
-        guard config.store.kind == .file else { return .inMemory(identity) }
+        guard config.store.kind != .memory else { return .inMemory(identity) }
         do {
             let token = try await store.load(identity: identity.name)
             let loggedOut = token == nil ? try await store.isLoggedOut(identity: identity.name) : false
-            return IdentityStatus(identity, stored: token, loggedOut: loggedOut, now: now)
+            let failure = try await store.loadFailure(identity: identity.name)
+            return IdentityStatus(identity, stored: token, loggedOut: loggedOut, failure: failure, now: now)
         } catch {
             return IdentityStatus(name: identity.name, grant: identity.grant.name, source: .store, state: .unknown,
                                   detail: "cannot read its stored token: \(error)")

@@ -13,6 +13,9 @@ public struct AcquisitionFailure: Error, Sendable, Equatable {
         /// The IdP could not be reached, timed out, answered 5xx/429 or something that is
         /// not an OAuth answer. Worth retrying later.
         case transient
+        /// The IdP refused the identity's configuration (see `Misconfiguration`): no retry
+        /// until `configKey`, or another of its secrets, changes.
+        case misconfigured(configKey: String)
     }
 
     public var kind: Kind
@@ -26,6 +29,12 @@ public struct AcquisitionFailure: Error, Sendable, Equatable {
         self.message = message
         self.retryAfter = retryAfter
     }
+
+    /// What the failure says about the configuration, if it is a misconfiguration.
+    public var misconfiguration: Misconfiguration? {
+        guard case .misconfigured(let configKey) = kind else { return nil }
+        return Misconfiguration(reason: message, configKey: configKey)
+    }
 }
 
 /// Why a request cannot have a token now.
@@ -34,4 +43,6 @@ public enum IdentityUnavailable: Error, Sendable, Equatable {
     case loginRequired(reason: String)
     /// Token requests are failing; the next attempt is at `retryAt`.
     case failing(reason: String, retryAt: Date)
+    /// The IdP refused the identity's configuration: no attempt until it is fixed.
+    case misconfigured(Misconfiguration)
 }

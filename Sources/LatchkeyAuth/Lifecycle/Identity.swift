@@ -16,7 +16,8 @@ public struct IssuedToken: Sendable, Equatable {
 /// One identity at run time: its lifecycle behind a lock, the requests waiting for a
 /// token, the one token request in flight and the timer for the next proactive refresh.
 ///
-/// The hot path calls `current()` (one lock round trip). Only when that has nothing does a
+/// The hot path calls `current()` (one lock round trip, which also records the use that
+/// keeps the background refresh going). Only when that has nothing does a
 /// request call `demand` and wait; the waiter is called exactly once, on whatever thread
 /// finishes the token request, so a caller on an event loop hops back to its loop.
 public final class Identity: Sendable {
@@ -48,11 +49,12 @@ public final class Identity: Sendable {
     }
 
     /// `waitsForStart`: requests wait until `start` has restored the stored token (a
-    /// server accepts requests before the store is read).
+    /// server accepts requests before the store is read). `keepWarm`: refresh in the
+    /// background even while no request uses the identity.
     public init(
         name: String, source: any TokenSource, store: any TokenStore, events: any AuthEventSink,
         initialToken: TokenSet? = nil, waitsForStart: Bool = false, cookieJar: CookieJar? = nil,
-        timing: TokenTiming = .init(), backoff: Backoff = .init(),
+        timing: TokenTiming = .init(), backoff: Backoff = .init(), keepWarm: Bool = false,
         clock: @escaping @Sendable () -> Date = { Date() },
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
@@ -63,7 +65,8 @@ public final class Identity: Sendable {
         self.events = events
         self.clock = clock
         self.random = random
-        state = Mutex(State(lifecycle: TokenLifecycle(token: initialToken, timing: timing, backoff: backoff, canGrant: source.canGrant),
+        state = Mutex(State(lifecycle: TokenLifecycle(token: initialToken, timing: timing, backoff: backoff, canGrant: source.canGrant,
+                                                      keepWarm: keepWarm),
                             restoring: waitsForStart))
     }
 
@@ -84,17 +87,25 @@ public final class Identity: Sendable {
     public func current() -> IssuedToken? {
         let now = clock()
         // Only the access token leaves the lock: this runs on every request.
-        return state.withLock { state in
-            guard !state.restoring, let (token, generation) = state.lifecycle.usable(now: now) else { return nil }
-            return IssuedToken(accessToken: token.accessToken, generation: generation)
+        let (issued, wakes) = state.withLock { state -> (IssuedToken?, Bool) in
+            guard !state.restoring, let (token, generation) = state.lifecycle.usable(now: now) else { return (nil, false) }
+            state.lifecycle.used(at: now)
+            // No timer while the identity was idle: this use may call for a refresh again.
+            let wakes = state.timerDeadline == nil && state.lifecycle.nextTick() != nil
+            return (IssuedToken(accessToken: token.accessToken, generation: generation), wakes)
         }
+        if wakes { reschedule() }
+        return issued
     }
 
     /// Calls `waiter` with a token as soon as there is one, starting the token request if
     /// none is in flight; at once (on this thread) when the answer is already known.
     public func demand(_ waiter: @escaping Waiter) {
         let now = clock()
-        settle(waiter) { $0.demand(now: now) }
+        settle(waiter) { lifecycle in
+            lifecycle.used(at: now)
+            return lifecycle.demand(now: now)
+        }
     }
 
     /// An upstream refused the token of `generation`: `waiter` gets its replacement.
@@ -129,7 +140,11 @@ public final class Identity: Sendable {
         await checkRestoredToken()
         state.withLock { $0.restoring = false }
         flushWaiters()
-        if eagerly { demand { _ in } }
+        // Not a use: an identity acquired eagerly and never used does not stay warm.
+        if eagerly {
+            let now = clock()
+            settle({ _ in }) { $0.demand(now: now) }
+        }
         reschedule()
     }
 
@@ -158,6 +173,14 @@ public final class Identity: Sendable {
         flushWaiters()
         reschedule()
         events.record(AuthEvent(identity: name, kind: .acquired))
+    }
+
+    /// Some of the identity's secrets (or files it reads at each token request) changed: a
+    /// token endpoint that refused its configuration is asked again, by the next request or
+    /// the background refresh.
+    public func credentialsChanged() {
+        guard update({ $0.credentialsChanged() }) else { return }
+        reschedule()
     }
 
     /// The store holds something else now, put there by another process (`latchkey login`
@@ -324,10 +347,17 @@ public final class Identity: Sendable {
             if replacedMeanwhile() { return nil }
             let now = clock(), unit = random()
             let next = update { $0.failed(error, kind: kind, now: now, unit: unit) }
-            events.record(AuthEvent(identity: name, kind: .failed, detail: error.message))
-            if next == nil, case .loginRequired(let reason) = snapshot.phase {
+            events.record(AuthEvent(identity: name, kind: .failed, detail: error.misconfiguration?.description ?? error.message))
+            let lifecycle = snapshot
+            switch lifecycle.phase {
+            case .loginRequired(let reason) where next == nil:
                 events.record(AuthEvent(identity: name, kind: .loginRequired, detail: reason))
                 await persist(nil)
+            case .misconfigured:
+                // Kept where `latchkey status` reads, until a token is saved.
+                await keep(lifecycle.lastFailure)
+            default:
+                break
             }
             return next
         }
@@ -397,6 +427,14 @@ public final class Identity: Sendable {
             try await store.save(token, identity: name)
         } catch {
             events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot store the token: \(error)"))
+        }
+    }
+
+    private func keep(_ failure: FailureRecord?) async {
+        do {
+            try await store.saveFailure(failure, identity: name)
+        } catch {
+            events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot keep the failure in the token store: \(error)"))
         }
     }
 

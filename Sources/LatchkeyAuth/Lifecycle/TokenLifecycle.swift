@@ -23,6 +23,9 @@ public struct TokenLifecycle: Sendable {
         /// The last token request failed; no new one before `until`.
         case backingOff(until: Date, reason: String)
         case loginRequired(reason: String)
+        /// The IdP refused the identity's configuration: no token request until its secrets
+        /// (`credentialsChanged`) or its configuration (a new lifecycle) change.
+        case misconfigured(Misconfiguration)
     }
 
     /// What a request that needs a token is told.
@@ -33,11 +36,22 @@ public struct TokenLifecycle: Sendable {
         case unavailable(IdentityUnavailable)
     }
 
-    public private(set) var token: TokenSet?
+    public private(set) var token: TokenSet? {
+        didSet { refreshPlan = Self.refreshPlan(token, timing: timing, canGrant: canGrant) }
+    }
+    /// The current token's background refresh moment and lifetime, kept as the token
+    /// changes: a request's use asks for them (`nextTick`) without reading the token. nil
+    /// when it is never refreshed in the background.
+    private var refreshPlan: (at: Date, lifetime: TimeInterval)?
     /// Counts tokens; a request remembers the generation it used, so that a 401 for an
     /// old token does not throw away a newer one.
     public private(set) var generation: UInt64 = 0
     public private(set) var phase: Phase = .idle
+    /// The last token request's failure, until a token arrives.
+    public private(set) var lastFailure: FailureRecord?
+    /// When a request last used a token (`used(at:)`): the background refresh runs only
+    /// for an identity in use.
+    public private(set) var lastUse: Date?
     /// The current token was refused by an upstream: never handed out again.
     private var rejected = false
     private var failures = 0
@@ -46,13 +60,17 @@ public struct TokenLifecycle: Sendable {
     /// The identity can get a token without a person (password, client credentials, a
     /// custom grant, a signed assertion); false for authorization code and device grants.
     public let canGrant: Bool
+    /// Refresh in the background even when no request uses the identity (`keep_warm`).
+    public let keepWarm: Bool
 
-    public init(token: TokenSet?, timing: TokenTiming, backoff: Backoff, canGrant: Bool) {
+    public init(token: TokenSet?, timing: TokenTiming, backoff: Backoff, canGrant: Bool, keepWarm: Bool = false) {
         self.token = token
         self.generation = token == nil ? 0 : 1
         self.timing = timing
         self.backoff = backoff
         self.canGrant = canGrant
+        self.keepWarm = keepWarm
+        refreshPlan = Self.refreshPlan(token, timing: timing, canGrant: canGrant)
         if token == nil, !canGrant {
             phase = .loginRequired(reason: "no token yet")
         }
@@ -73,6 +91,8 @@ public struct TokenLifecycle: Sendable {
             return .wait(start: nil)
         case .loginRequired(let reason):
             return .unavailable(.loginRequired(reason: reason))
+        case .misconfigured(let problem):
+            return .unavailable(.misconfigured(problem))
         case .backingOff(let until, let reason) where now < until:
             return .unavailable(.failing(reason: reason, retryAt: until))
         case .idle, .backingOff:
@@ -96,17 +116,42 @@ public struct TokenLifecycle: Sendable {
         return demand(now: now)
     }
 
+    /// A request used the token at `now`: it keeps the background refresh going.
+    public mutating func used(at now: Date) {
+        lastUse = now
+    }
+
     /// A timer fired: starts the proactive refresh when it is due, or ends a back-off.
     public mutating func tick(now: Date) -> AcquisitionKind? {
         if case .backingOff(let until, _) = phase {
             guard now >= until else { return nil }
             phase = .idle
         }
-        guard phase == .idle, let token, !rejected, let refreshAt = timing.refreshAt(token), now >= refreshAt,
-              let kind = nextAcquisition
-        else { return nil }
+        guard phase == .idle, let refreshAt = proactiveRefreshAt, now >= refreshAt, let kind = nextAcquisition else { return nil }
         phase = .acquiring(kind)
         return kind
+    }
+
+    /// When the current token is renewed in the background: its `refreshAt`, if a request
+    /// used the identity within one token lifetime (`expiresAt − obtainedAt`) before that
+    /// moment, or always with `keepWarm`. An identity nobody uses stops refreshing, and its
+    /// next request renews on demand; a use of a token still held brings the refresh back
+    /// (at once when its moment has passed).
+    private var proactiveRefreshAt: Date? {
+        guard !rejected, let (refreshAt, lifetime) = refreshPlan else { return nil }
+        if keepWarm { return refreshAt }
+        guard let lastUse, refreshAt.timeIntervalSince(lastUse) <= lifetime else { return nil }
+        return refreshAt
+    }
+
+    private static func refreshPlan(_ token: TokenSet?, timing: TokenTiming, canGrant: Bool) -> (at: Date, lifetime: TimeInterval)? {
+        // Nothing to renew it with (a login's token without a refresh token): no timer
+        // that would find nothing to do, again and again, once its moment has come.
+        guard let token, token.refreshToken != nil || canGrant,
+              // A token with a refresh moment has an expiry (TokenTiming.refreshAt).
+              let refreshAt = timing.refreshAt(token), let expiresAt = token.expiresAt
+        else { return nil }
+        return (refreshAt, expiresAt.timeIntervalSince(token.obtainedAt))
     }
 
     /// The token a successful request of `kind` leaves: what it answered, completed from
@@ -124,6 +169,7 @@ public struct TokenLifecycle: Sendable {
         generation += 1
         rejected = false
         failures = 0
+        lastFailure = nil
         phase = .idle
     }
 
@@ -131,6 +177,14 @@ public struct TokenLifecycle: Sendable {
     /// re-authentication after a refused refresh), if any. `unit` is a random number in
     /// [0, 1) for the back-off's jitter.
     public mutating func failed(_ failure: AcquisitionFailure, kind: AcquisitionKind, now: Date, unit: Double) -> AcquisitionKind? {
+        lastFailure = FailureRecord(message: failure.message, configKey: failure.misconfiguration?.configKey, at: now)
+        if let problem = failure.misconfiguration {
+            // RFC 6749 §5.2: the same request would be refused the same way. A token still
+            // held stays in use until it expires.
+            failures = 0
+            phase = .misconfigured(problem)
+            return nil
+        }
         if kind == .refresh, failure.kind == .rejected {
             // The refresh token is dead; never send it again.
             token?.refreshToken = nil
@@ -146,6 +200,14 @@ public struct TokenLifecycle: Sendable {
         let delay = backoff.delay(afterFailures: failures, retryAfter: failure.retryAfter, unit: unit)
         phase = .backingOff(until: now.addingTimeInterval(delay.seconds), reason: failure.message)
         return nil
+    }
+
+    /// Some of the identity's secrets changed: a misconfiguration may be fixed, and the next
+    /// request (or the background refresh) tries again. True when it ended one.
+    public mutating func credentialsChanged() -> Bool {
+        guard case .misconfigured = phase else { return false }
+        phase = .idle
+        return true
     }
 
     /// A person logged in (or a token was restored): start over with `token`.
@@ -168,8 +230,8 @@ public struct TokenLifecycle: Sendable {
     public func nextTick() -> Date? {
         switch phase {
         case .backingOff(let until, _): until
-        case .idle: token.flatMap { rejected ? nil : timing.refreshAt($0) }
-        case .acquiring, .loginRequired: nil
+        case .idle: proactiveRefreshAt
+        case .acquiring, .loginRequired, .misconfigured: nil
         }
     }
 

@@ -46,6 +46,13 @@ public protocol TokenStore: Sendable {
     func logOut(identity: String) async throws -> TokenSet?
     /// Whether the identity was logged out by a person and has had no token since.
     func isLoggedOut(identity: String) async throws -> Bool
+    /// Keeps why the identity's token requests fail until its configuration changes (a
+    /// `FailureRecord` with its `configKey`) beside its token, where `latchkey status` reads
+    /// it; nil removes it, and so do a saved token and a logout. Not a secret, though a
+    /// store that seals its entries seals it with the rest.
+    func saveFailure(_ failure: FailureRecord?, identity: String) async throws
+    /// What `saveFailure` kept, unless a token or a logout replaced it since.
+    func loadFailure(identity: String) async throws -> FailureRecord?
     /// The cookie jar the proxy keeps for the identity (`jar: proxy`), as Netscape
     /// cookie-file lines; empty when there is none.
     func loadCookies(identity: String) async throws -> [String]
@@ -59,6 +66,7 @@ public protocol TokenStore: Sendable {
 public actor MemoryTokenStore: TokenStore {
     private var tokens: [String: TokenSet] = [:]
     private var cookies: [String: [String]] = [:]
+    private var failures: [String: FailureRecord] = [:]
     private var loggedOut: Set<String> = []
     /// Identity → owner of its lease.
     private var refreshLocks: [String: String] = [:]
@@ -69,16 +77,24 @@ public actor MemoryTokenStore: TokenStore {
 
     public func save(_ token: TokenSet?, identity: String) {
         tokens[identity] = token
-        if token != nil { loggedOut.remove(identity) }
+        if token != nil {
+            loggedOut.remove(identity)
+            failures[identity] = nil
+        }
     }
 
     public func logOut(identity: String) -> TokenSet? {
         loggedOut.insert(identity)
         cookies[identity] = nil
+        failures[identity] = nil
         return tokens.removeValue(forKey: identity)
     }
 
     public func isLoggedOut(identity: String) -> Bool { loggedOut.contains(identity) }
+
+    public func saveFailure(_ failure: FailureRecord?, identity: String) { failures[identity] = failure }
+
+    public func loadFailure(identity: String) -> FailureRecord? { failures[identity] }
 
     public func loadCookies(identity: String) -> [String] { cookies[identity] ?? [] }
 

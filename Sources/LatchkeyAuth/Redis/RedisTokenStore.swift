@@ -70,7 +70,8 @@ public final class RedisTokenStore: WatchableTokenStore, AvailabilityReportingSt
         try await onQueue { () throws(TokenStoreError) in try self.currentRecord(identity).token }
     }
 
-    /// Replaces the identity's token and keeps its cookies; a token ends a logout. A value
+    /// Replaces the identity's token and keeps its cookies; a token ends a logout and a
+    /// misconfiguration. A value
     /// the store cannot read (another key, a newer format) is never overwritten. When Redis
     /// cannot be reached the token is kept, and written before anything else once a
     /// connection is back (a notice says so); the caller still gets the error, as the
@@ -80,8 +81,7 @@ public final class RedisTokenStore: WatchableTokenStore, AvailabilityReportingSt
             do throws(TokenStoreError) {
                 try self.withConnection { connection throws(TokenStoreError) in
                     try self.update(identity, on: connection) { record in
-                        record.token = token
-                        if token != nil { record.loggedOut = false }
+                        record.keep(token)
                         return true
                     }
                 }
@@ -115,6 +115,23 @@ public final class RedisTokenStore: WatchableTokenStore, AvailabilityReportingSt
 
     public func isLoggedOut(identity: String) async throws(TokenStoreError) -> Bool {
         try await onQueue { () throws(TokenStoreError) in try self.currentRecord(identity).loggedOut }
+    }
+
+    /// Like `saveCookies`, in the same sealed value. While Redis is away it is not kept for
+    /// later: the next failure records it again.
+    public func saveFailure(_ failure: FailureRecord?, identity: String) async throws(TokenStoreError) {
+        try await onQueue { () throws(TokenStoreError) in
+            try self.withConnection { connection throws(TokenStoreError) in
+                try self.update(identity, on: connection) { record in
+                    record.failure = failure
+                    return true
+                }
+            }
+        }
+    }
+
+    public func loadFailure(identity: String) async throws(TokenStoreError) -> FailureRecord? {
+        try await onQueue { () throws(TokenStoreError) in try self.currentRecord(identity).failure }
     }
 
     public func loadCookies(identity: String) async throws(TokenStoreError) -> [String] {
@@ -194,7 +211,7 @@ public final class RedisTokenStore: WatchableTokenStore, AvailabilityReportingSt
                         outcome = "a newer token of identity \(identity) was in Redis; the one saved while Redis was away is dropped"
                         return false
                     }
-                    record.token = token
+                    record.keep(token)
                     return true
                 }
                 notices(outcome)

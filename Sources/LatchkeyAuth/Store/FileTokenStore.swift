@@ -79,14 +79,12 @@ public final class FileTokenStore: WatchableTokenStore {
     }
 
     /// Replaces the identity's token under the exclusive lock, keeping the rest of its
-    /// record; a token ends a logout. A file that cannot be read (another key, a newer
-    /// format) is never overwritten: that would silently throw away what it holds.
+    /// record; a token ends a logout and a misconfiguration. A file that cannot be read
+    /// (another key, a newer format) is never overwritten: that would silently throw away
+    /// what it holds.
     public func save(_ token: TokenSet?, identity: String) async throws(TokenStoreError) {
         try await onQueue { () throws(TokenStoreError) in
-            try self.write(identity) { record in
-                record.token = token
-                if token != nil { record.loggedOut = false }
-            }
+            try self.write(identity) { $0.keep(token) }
         }
     }
 
@@ -106,6 +104,17 @@ public final class FileTokenStore: WatchableTokenStore {
 
     public func isLoggedOut(identity: String) async throws(TokenStoreError) -> Bool {
         try await onQueue { () throws(TokenStoreError) in try self.current(identity).record.loggedOut }
+    }
+
+    /// Like `save`: the rest of the record is kept, and an unreadable file never overwritten.
+    public func saveFailure(_ failure: FailureRecord?, identity: String) async throws(TokenStoreError) {
+        try await onQueue { () throws(TokenStoreError) in
+            try self.write(identity) { $0.failure = failure }
+        }
+    }
+
+    public func loadFailure(identity: String) async throws(TokenStoreError) -> FailureRecord? {
+        try await onQueue { () throws(TokenStoreError) in try self.current(identity).record.failure }
     }
 
     public func loadCookies(identity: String) async throws(TokenStoreError) -> [String] {
