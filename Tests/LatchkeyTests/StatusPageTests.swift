@@ -54,11 +54,18 @@ import Testing
         #expect(html.contains(#"<meta http-equiv="refresh" content="5">"#))
     }
 
-    @Test func anIdentitysLastErrorIsItsLastFailure() {
-        let shown = page(events: [event(-120, "down", .failed, "first"), event(-60, "down", .failed, "connection refused"),
-                                  event(-30, "down", .acquired)])
-        #expect(shown.identities.map(\.lastError) == [nil, StatusPage.LastError(message: "connection refused", at: now.addingTimeInterval(-60))])
-        #expect(shown.html.contains(#"<dt>Last error</dt><dd><span class="error">connection refused</span><br>"#))
+    @Test func anIdentitysLastErrorIsItsOwnFailedTokenRequest() {
+        let shown = page(events: [event(-60, "down", .failed, "an older failure the recorder saw")])
+        #expect(shown.identities[1].lastError == FailureRecord(message: "<script>alert(1)</script>", at: now))
+    }
+
+    @Test func otherwiseTheLastFailedEventSinceItsLastToken() {
+        // web's token was obtained 3 minutes ago: a failure before it is over.
+        let before = page(events: [event(-240, "web", .failed, "cannot load the stored token")])
+        #expect(before.identities[0].lastError == nil)
+        let after = page(events: [event(-120, "web", .failed, "first"), event(-60, "web", .failed, "cannot store the token")])
+        #expect(after.identities[0].lastError == FailureRecord(message: "cannot store the token", at: now.addingTimeInterval(-60)))
+        #expect(after.html.contains(#"<dt>Last error</dt><dd><span class="error">cannot store the token</span><br>"#))
     }
 
     @Test func escapesEveryConfiguredAndReportedString() {

@@ -179,7 +179,7 @@ extension IdentityStatus.State {
     fileprivate var tone: StatusPage.Tone {
         switch self {
         case .valid: .good
-        case .failing, .loginRequired: .bad
+        case .failing, .loginRequired, .misconfigured: .bad
         case .refreshing: .busy
         case .expired, .noToken, .unknown: .quiet
         }

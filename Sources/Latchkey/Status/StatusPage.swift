@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import LatchkeyAuth
 
 /// What the status page (`GET /.latchkey/`) shows a person: the running serve's status
 /// report (what `/.latchkey/identities` answers), each identity with its last error, every
@@ -11,15 +12,7 @@ import Foundation
 struct StatusPage: Sendable, Equatable {
     struct Identity: Sendable, Equatable {
         var status: IdentityStatus
-        var lastError: LastError?
-    }
-
-    /// The last thing that went wrong for an identity, shown until something newer does.
-    struct LastError: Sendable, Equatable {
-        var message: String
-        /// The configuration key to fix, when the error is one of configuration.
-        var configKey: String?
-        var at: Date
+        var lastError: FailureRecord?
     }
 
     struct Route: Sendable, Equatable {
@@ -56,11 +49,13 @@ extension StatusPage {
         self.init(identities: identities, routes: routes, events: events.newestFirst, startedAt: startedAt, now: now)
     }
 
-    /// An identity's last error: for now the last `failed` event the recorder saw for it.
-    /// Where the status itself comes to carry one, it is read here.
-    static func lastError(of status: IdentityStatus, failures: [String: RecordedAuthEvent]) -> LastError? {
-        failures[status.name].map { failure in
-            LastError(message: failure.event.detail ?? "failed", configKey: nil, at: failure.at)
-        }
+    /// An identity's last error: its status's own (the last failed token request since its
+    /// last token, with the configuration key when the configuration is wrong), else the last
+    /// `failed` event the recorder saw for it (a store that cannot be read or written, a
+    /// check at start), unless a token came after that.
+    static func lastError(of status: IdentityStatus, failures: [String: RecordedAuthEvent]) -> FailureRecord? {
+        if let own = status.lastError { return own }
+        guard let failure = failures[status.name], failure.at > status.obtainedAt ?? .distantPast else { return nil }
+        return FailureRecord(message: failure.event.detail ?? "failed", at: failure.at)
     }
 }
