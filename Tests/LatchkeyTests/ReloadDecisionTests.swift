@@ -8,18 +8,25 @@ import Testing
         try ConfigTestSupport.load(yaml)
     }
 
-    static let running = """
+    /// Two listeners, a credential and a route, and `extra` top-level YAML.
+    static func document(main: String = "127.0.0.1:8080", second: String = "pod", upstream: String = "https://api.example.com",
+                         server: String = "{ loops: 2, grace_period: 10s }", extra: String = "") -> String {
+        """
         listeners:
-          - { name: main, listen: "127.0.0.1:8080" }
-          - { name: pod, listen: "0.0.0.0:8443", inbound: { shared_secret: { header: X-Proxy-Key, value: abc } } }
+          - { name: main, listen: "\(main)" }
+          - { name: \(second), listen: "0.0.0.0:8443", inbound: { shared_secret: { header: X-Proxy-Key, value: abc } } }
         credentials:
           key: { value: k }
         routes:
           - name: api
-            upstream: https://api.example.com
+            upstream: \(upstream)
             inject: [{ header: X-Key, credential: key }]
-        server: { loops: 2, grace_period: 10s }
+        server: \(server)
+        \(extra)
         """
+    }
+
+    static let running = document()
 
     static func refusal(_ yaml: String) throws -> [String] {
         switch ReloadDecision(running: try load(running), loaded: try load(yaml), file: "/etc/latchkey.yaml") {
@@ -53,19 +60,8 @@ import Testing
     }
 
     @Test func eachKeyThatNeedsARestartIsNamedWithItsRunningValue() throws {
-        let problems = try Self.refusal("""
-            listeners:
-              - { name: main, listen: "127.0.0.1:9090" }
-              - { name: public, listen: "0.0.0.0:8443", inbound: { shared_secret: { header: X-Proxy-Key, value: abc } } }
-            credentials:
-              key: { value: k }
-            routes:
-              - name: api
-                upstream: https://other.example.com
-                inject: [{ header: X-Key, credential: key }]
-            server: { loops: 4 }
-            logging: { level: debug, format: json }
-            """)
+        let problems = try Self.refusal(Self.document(main: "127.0.0.1:9090", second: "public", upstream: "https://other.example.com",
+                                                      server: "{ loops: 4 }", extra: "logging: { level: debug, format: json }"))
         #expect(problems == [
             "/etc/latchkey.yaml: server.loops: changes only with a restart (running: 2)",
             "/etc/latchkey.yaml: listeners[0].listen: changes only with a restart (running: 127.0.0.1:8080)",

@@ -22,14 +22,8 @@ public struct IdentityChanges: Sendable, Equatable {
     }
 
     public init(running: Config, loaded: Config) {
-        let before = Self.byName(running)
-        let after = Self.byName(loaded)
-        self.init(
-            kept: after.keys.filter { before[$0] == after[$0] }.sorted(),
-            added: after.keys.filter { before[$0] == nil }.sorted(),
-            changed: after.keys.filter { before[$0] != nil && before[$0] != after[$0] }.sorted(),
-            removed: before.keys.filter { after[$0] == nil }.sorted()
-        )
+        let names = NameComparison(running: Self.entries(running), loaded: Self.entries(loaded))
+        self.init(kept: names.same, added: names.added, changed: names.changed, removed: names.removed)
     }
 
     /// The identities that get a new `Identity`: the added and the changed ones.
@@ -41,10 +35,10 @@ public struct IdentityChanges: Sendable, Equatable {
         var keepsCookies: Bool
     }
 
-    private static func byName(_ config: Config) -> [String: Running] {
+    private static func entries(_ config: Config) -> [(String, Running)] {
         let keepingCookies = config.identitiesKeepingCookies
-        return Dictionary(config.identities.map { identity in
+        return config.identities.map { identity in
             (identity.name, Running(config: identity, keepsCookies: keepingCookies.contains(identity.name)))
-        }) { first, _ in first }
+        }
     }
 }

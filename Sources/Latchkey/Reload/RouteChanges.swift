@@ -14,12 +14,7 @@ public struct RouteChanges: Sendable, Equatable {
     }
 
     public init(running: Config, loaded: Config) {
-        let before = Dictionary(running.routes.map { ($0.name, $0) }) { first, _ in first }
-        let after = Dictionary(loaded.routes.map { ($0.name, $0) }) { first, _ in first }
-        self.init(
-            added: after.keys.filter { before[$0] == nil }.sorted(),
-            changed: after.keys.filter { before[$0] != nil && before[$0] != after[$0] }.sorted(),
-            removed: before.keys.filter { after[$0] == nil }.sorted()
-        )
+        let names = NameComparison(running: running.routes.map { ($0.name, $0) }, loaded: loaded.routes.map { ($0.name, $0) })
+        self.init(added: names.added, changed: names.changed, removed: names.removed)
     }
 }
