@@ -88,6 +88,20 @@ def obtained(proxy) -> dict:
     return {i["name"]: i.get("obtained_at") for i in proxy.get("/.latchkey/identities").json()["identities"]}
 
 
+def test_a_listeners_checks_and_the_limits_reach_new_requests(latchkey, upstream):
+    proxy = serve(latchkey, config(upstream.url))
+    host = f"myproxy.test:{proxy.port}"
+    assert proxy.get("/echo", host=host).status == 421
+    assert proxy.request("POST", "/echo", body=b"x" * 5000).status == 200
+
+    line = reload(proxy, config(upstream.url, listeners=[{"name": "main", "allowed_hosts": ["myproxy.test"]}],
+                                limits={"max_body_bytes": "1KiB"}))
+    assert line["message"] == "configuration reloaded" and line["routes_changed"] == [], line
+    assert proxy.get("/echo", host=host).status == 200
+    assert proxy.request("POST", "/echo", body=b"x" * 500).status == 200
+    assert proxy.request("POST", "/echo", body=b"x" * 5000).status == 413
+
+
 def test_an_unchanged_identity_keeps_its_token_and_a_changed_one_starts_anew(latchkey, make_idp):
     idp = make_idp(access_token_seconds=3600)
     # Each checks a token restored from the store before its first use.
