@@ -152,6 +152,21 @@ def test_an_unchanged_identity_keeps_its_token_and_a_changed_one_starts_anew(lat
     assert proxy.get("/bob/echo").status == 404
 
 
+def test_the_first_identity_a_reload_brings_opens_the_token_store(latchkey, make_idp, upstream):
+    idp = make_idp(access_token_seconds=3600)
+    proxy = serve(latchkey, config(upstream.url))
+    store = latchkey.workdir / "state" / "latchkey"
+    assert not store.exists()  # nothing to keep, nothing opened
+
+    cfg = config(upstream.url, identities={"alice": password_identity(idp)})
+    cfg["routes"].append(identity_route(idp, "alice", "alice"))
+    line = reload(proxy, cfg)
+    assert line["identities_new"] == ["alice"] and line["routes_added"] == ["alice"], line
+    assert proxy.get("/alice/echo").status == 200
+    assert (store / "alice.json").exists()
+    assert idp.token_requests("password") == 1
+
+
 def test_a_file_with_problems_is_refused_and_the_running_configuration_goes_on(latchkey, make_upstream):
     a, b = make_upstream("a"), make_upstream("b")
     proxy = serve(latchkey, config(a.url))

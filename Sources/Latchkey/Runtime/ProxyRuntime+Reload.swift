@@ -39,7 +39,7 @@ extension ProxyRuntime {
             services.credentials.retain(only: secrets)
             current.identities.retire(replacedBy: next.identities, reason: .failing(reason: Self.stoppedByReload, retryAt: Date()))
             current.context.metrics.retire(replacedBy: next.context.metrics)
-            if changes.opensTokenStore { StoreMetrics.observe(next.tokenStore, factory: services.metrics) }
+            if next.tokenStore.settings != current.tokenStore.settings { StoreMetrics.observe(next.tokenStore.store, factory: services.metrics) }
             watchFiles(of: next)
             running.withLock { $0 = next }
             return changes
@@ -51,13 +51,27 @@ extension ProxyRuntime {
     private func prepare(_ loaded: Config, changes: ConfigChanges, current: RunningConfiguration) throws -> RunningConfiguration {
         let policies = try Self.policies(loaded, bound: listeners, previous: current.context.policies)
         let routeIdentities = try routeIdentityFile(for: loaded, current: current)
-        let tokenStore = changes.opensTokenStore ? try makeTokenStore(config: loaded) : current.tokenStore
+        let tokenStore = try tokenStore(for: loaded, changes: changes, current: current)
         let client = try RuntimeServices.client(for: loaded, running: current.client)
-        let identities = try IdentityRegistry(config: loaded, credentials: services.credentials, store: tokenStore, client: client,
+        let identities: IdentityRegistry
+        do {
+            identities = try IdentityRegistry(config: loaded, credentials: services.credentials, store: tokenStore.store, client: client,
                                               logger: Logger(label: "latchkey.auth"), metrics: services.metrics,
                                               previous: current.identities, kept: changes.identities.kept)
+        } catch {
+            if current.client == nil { client?.shutdown() }
+            throw error
+        }
         return services.running(config: loaded, identities: identities, tokenStore: tokenStore, routeIdentities: routeIdentities,
                                 client: client, policies: policies)
+    }
+
+    /// The store `loaded`'s identities keep their tokens in: the running one, unless no
+    /// running identity keeps anything in a store and `loaded` names another than the one
+    /// open (at first, none is).
+    private func tokenStore(for loaded: Config, changes: ConfigChanges, current: RunningConfiguration) throws -> OpenTokenStore {
+        guard changes.opensTokenStore, current.tokenStore.settings != loaded.store else { return current.tokenStore }
+        return OpenTokenStore(try makeTokenStore(config: loaded), for: loaded)
     }
 
     /// The route identity file `loaded` follows: none without a choice of identities; the

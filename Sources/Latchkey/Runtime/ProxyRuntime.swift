@@ -51,7 +51,8 @@ public final class ProxyRuntime: Sendable {
         self.sockets = sockets
         listeners = sockets.map(\.info)
 
-        let running = services.running(config: config, identities: identities, tokenStore: tokenStore, routeIdentities: routeIdentities,
+        let running = services.running(config: config, identities: identities, tokenStore: OpenTokenStore(tokenStore, for: config),
+                                       routeIdentities: routeIdentities,
                                        client: client, policies: try Self.policies(config, bound: listeners))
         self.running = Mutex(running)
         let context = running.context

@@ -8,12 +8,26 @@ import Prometheus
 struct RunningConfiguration: Sendable {
     let config: Config
     let identities: IdentityRegistry
-    let tokenStore: any TokenStore
+    let tokenStore: OpenTokenStore
     let routeIdentities: RouteIdentityFile?
     let follower: RouteIdentityFollower?
     /// Token requests and handoff calls; made once a configuration needs it, then kept.
     let client: AuthHTTPClient?
     let context: ProxyContext
+}
+
+/// The token store identities keep their tokens in, and the settings it was opened with:
+/// nil for the memory store that stands in while no configuration so far kept anything in
+/// one (`makeTokenStore` opens nothing then).
+struct OpenTokenStore: Sendable {
+    let store: any TokenStore
+    let settings: TokenStoreSettings?
+
+    /// The store `makeTokenStore(config:)` opened for `config`.
+    init(_ store: any TokenStore, for config: Config) {
+        self.store = store
+        settings = config.identitiesInTokenStore.isEmpty ? nil : config.store
+    }
 }
 
 /// What every configuration of one process shares: the credentials (one store, whose set a
@@ -29,7 +43,7 @@ struct RuntimeServices: Sendable {
     /// `config` with its parts made: the routes, and the follower, which has read the route
     /// identity file before any request is routed, so that the first one gets the identity
     /// `latchkey use` chose.
-    func running(config: Config, identities: IdentityRegistry, tokenStore: any TokenStore, routeIdentities: RouteIdentityFile?,
+    func running(config: Config, identities: IdentityRegistry, tokenStore: OpenTokenStore, routeIdentities: RouteIdentityFile?,
                  client: AuthHTTPClient?, policies: [ListenerPolicy]) -> RunningConfiguration {
         let routes = RouteTable(config: config, identities: identities.identities)
         let follower = routeIdentities.map { RouteIdentityFollower(file: $0, routes: routes.selectable, logger: logger) }
@@ -45,7 +59,7 @@ struct RuntimeServices: Sendable {
                                  secretQueryParameters: routes.allSecretQueryParameters.union([SessionGate.tokenParameter])),
             metrics: ProxyMetrics(config: config, factory: metrics),
             metricsEndpoint: MetricsEndpoint(registry: metrics.registry),
-            readiness: Readiness(store: tokenStore as? any AvailabilityReportingStore, identities: Array(identities.identities.values)),
+            readiness: Readiness(store: tokenStore.store as? any AvailabilityReportingStore, identities: Array(identities.identities.values)),
             identitiesEndpoint: IdentitiesEndpoint(config: config, identities: identities.identities, selectable: routes.selectable),
             handoffCaller: hasHandoffs ? client.map(HandoffCaller.init(client:)) : nil,
             handoffMarks: handoffMarks,
