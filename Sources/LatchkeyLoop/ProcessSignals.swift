@@ -8,6 +8,8 @@ import Glibc
 /// ignored, since libcurl with CURLOPT_NOSIGNAL no longer does that for us.
 public enum ProcessSignals {
     public static let termination: [Int32] = [SIGTERM, SIGINT, SIGHUP]
+    /// What `serve` takes SIGHUP for, as nginx and Envoy do: re-read the configuration.
+    public static let reload: Int32 = SIGHUP
 
     /// Call first thing in main, before any thread exists: threads inherit the mask.
     public static func prepare() {
@@ -16,17 +18,10 @@ public enum ProcessSignals {
     }
 
     /// Blocks the calling thread (never a loop, never the cooperative pool) until one of
-    /// `termination` arrives, and returns it.
+    /// `termination` arrives, and returns it. SIGHUP is among them for the commands that run
+    /// in a terminal (it hung up); `serve` reads it with a `SignalReader` of its own, as the
+    /// request to reload its configuration.
     public static func waitForTermination() throws(SystemError) -> Int32 {
-        var set = sigset_t()
-        sigemptyset(&set)
-        for signal in termination { sigaddset(&set, signal) }
-        let fd = try systemCall("signalfd") { signalfd(-1, &set, Int32(SFD_CLOEXEC)) }
-        defer { close(fd) }
-        var info = signalfd_siginfo()
-        while true {
-            let count = try systemCall("read(signalfd)") { read(fd, &info, MemoryLayout<signalfd_siginfo>.size) }
-            if count == MemoryLayout<signalfd_siginfo>.size { return Int32(info.ssi_signo) }
-        }
+        try SignalReader(termination).next()
     }
 }

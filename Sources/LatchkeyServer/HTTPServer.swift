@@ -7,7 +7,9 @@ import Glibc
 /// loop's client connections, and drains them on shutdown.
 public final class HTTPServer {
     let loop: EventLoop
-    let settings: ConnectionSettings
+    /// Read where each applies: the HTTP limits when a connection opens, the rest when they
+    /// are next needed. A reload replaces them (`update(settings:)`).
+    private(set) var settings: ConnectionSettings
     let handler: ServerHandler
     private var acceptors: [Acceptor] = []
     private var connections: [ObjectIdentifier: ServerConnection] = [:]
@@ -27,6 +29,13 @@ public final class HTTPServer {
         let acceptor = Acceptor(listener: listener, server: self)
         acceptor.registration = try loop.register(fd: listener.fd, events: .readable, handler: acceptor, exclusive: true)
         acceptors.append(acceptor)
+    }
+
+    /// New limits, from a configuration reload: for new connections, and for the next
+    /// request, timeout or accept of the open ones; a connection keeps the header limits it
+    /// began with.
+    public func update(settings: ConnectionSettings) {
+        self.settings = settings
     }
 
     /// Stops accepting on this loop; the caller closes the listening sockets once every

@@ -101,7 +101,7 @@ final class ServerConnection: IOHandler, DeferredWork {
                 // A head larger than the buffer may grow it up to the header limit; the
                 // decoder rejects anything beyond. Otherwise a full buffer is backpressure.
                 guard requestPhase == .awaitingHead, exchange == nil,
-                      input.grow(upTo: server.settings.http.maxHeaderBytes + 4096) else { break }
+                      input.grow(upTo: decoder.limits.maxHeaderBytes + 4096) else { break }
             }
             let space = input.writableSpace()
             let count: Int?

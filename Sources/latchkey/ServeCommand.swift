@@ -6,7 +6,7 @@ import LatchkeyUpstream
 import Logging
 import Prometheus
 
-/// `latchkey serve`: runs the proxy until SIGTERM or SIGINT.
+/// `latchkey serve`: runs the proxy until SIGTERM or SIGINT; SIGHUP reloads `--config`.
 struct ServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
@@ -19,7 +19,9 @@ struct ServeCommand: ParsableCommand {
             or a config file for real credentials. Tokens that identities obtain are kept \
             in the token store (the config's store: section); its encryption key comes \
             from LATCHKEY_STORE_KEY, store.key_file or the systemd credential \
-            latchkey-store-key.
+            latchkey-store-key. SIGHUP reloads the --config file: new requests get the new \
+            configuration, requests in flight finish with theirs, and a file with problems \
+            or a change that needs a restart leaves the running configuration in force.
             """
     )
 
@@ -59,8 +61,8 @@ struct ServeCommand: ParsableCommand {
         initializeCurlGlobally()
 
         var config = try loadConfig()
-        if let logFormat { config.logging.format = logFormat }
-        if let loops { config.server.loops = loops }
+        let flags = flagOverrides
+        flags(&config)
 
         let sink = config.logging.bootstrap()
         let logger = Logger(label: "latchkey")
@@ -83,7 +85,7 @@ struct ServeCommand: ParsableCommand {
             let tokenStore = try makeTokenStore(config: config)
             // Only where `latchkey use` has a choice to make: a configuration without one
             // (the quick start) creates no store directory.
-            let choices = config.routes.contains { $0.allowedIdentities.count > 1 } ? try openRouteIdentityFile(config: config) : nil
+            let choices = config.hasIdentityChoices ? try openRouteIdentityFile(config: config) : nil
             runtime = try ProxyRuntime(config: config, credentials: credentials, logger: logger, sink: sink, tokenStore: tokenStore,
                                        routeIdentities: choices, metrics: metrics)
         } catch {
@@ -94,10 +96,30 @@ struct ServeCommand: ParsableCommand {
         }
         logger.info("ready", metadata: ["loops": .stringConvertible(config.server.resolvedLoops), "routes": .stringConvertible(config.routes.count)])
 
-        let signal = try ProcessSignals.waitForTermination()
-        logger.info("shutting down", metadata: ["signal": .stringConvertible(signal), "grace_s": .string("\(config.server.gracePeriod)")])
+        let reloader = self.config.map { ConfigReloader(path: $0, runtime: runtime, logger: logger, metrics: metrics, adjust: flags) }
+        let signals = try SignalReader(ProcessSignals.termination)
+        var signal = try signals.next()
+        // One reload at a time, on this thread; a SIGTERM sent meanwhile waits for its end.
+        while signal == ProcessSignals.reload {
+            if let reloader {
+                reloader.reload()
+            } else {
+                logger.notice("nothing to reload", metadata: ["reason": "serve runs without --config: the quick-start flags are fixed"])
+            }
+            signal = try signals.next()
+        }
+        logger.info("shutting down", metadata: ["signal": .stringConvertible(signal), "grace_s": .string("\(runtime.config.server.gracePeriod)")])
         runtime.shutdown()
         logger.info("stopped")
+    }
+
+    /// What the command line sets over the configuration, at start and on every reload.
+    private var flagOverrides: @Sendable (inout Config) -> Void {
+        let logFormat = logFormat, loops = loops
+        return { config in
+            if let logFormat { config.logging.format = logFormat }
+            if let loops { config.server.loops = loops }
+        }
     }
 
     private func loadConfig() throws -> Config {

@@ -204,6 +204,35 @@ class LatchkeyProcess:
                     found.append(m.group(1))
         return found
 
+    # ----- reload -----------------------------------------------------------------
+
+    @property
+    def config_path(self) -> Path:
+        """The file `serve --config` runs with."""
+        return Path(self.args[self.args.index("--config") + 1])
+
+    def reload_outcomes(self) -> list[str]:
+        """The `configuration reloaded` / `configuration not reloaded` lines so far."""
+        return [line for line in self.log_lines() if re.search(r"configuration (not )?reloaded", line)]
+
+    def reload(self, cfg: dict | str | None = None, timeout: float = 15.0) -> str:
+        """Writes cfg over the config file (a dict: listeners without `listen` keep the
+        address they were started with; a str: the YAML text as is), sends SIGHUP and waits
+        for the reload's log line, which it returns."""
+        if isinstance(cfg, dict):
+            started = {l["name"]: l.get("listen") for l in yaml.safe_load(self.config_path.read_text())["listeners"]}
+            for listener in cfg.get("listeners", []):
+                if "listen" not in listener and started.get(listener.get("name")):
+                    listener["listen"] = started[listener["name"]]
+            cfg = dump_yaml(cfg)
+        if cfg is not None:
+            self.config_path.write_text(cfg)
+        before = len(self.reload_outcomes())
+        self.send_signal(signal.SIGHUP)
+        found = wait_until(lambda: self.reload_outcomes()[before:], timeout)
+        assert found, f"no reload line after SIGHUP; log tail:\n{self.log_tail()}"
+        return found[0]
+
     # ----- requests ---------------------------------------------------------------
 
     def conn(self, listener: str | None = None, timeout: float = 15.0) -> Conn:

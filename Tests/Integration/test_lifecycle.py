@@ -165,14 +165,6 @@ def test_sigpipe_does_not_kill(proxy, upstream):
     assert proxy.get("/echo").status == 200
 
 
-def test_sighup_does_not_kill(proxy, upstream):
-    proxy.send_signal(signal.SIGHUP)
-    time.sleep(0.5)
-    assert proxy.alive() or proxy.proc.returncode == 0
-    if proxy.alive():
-        assert proxy.get("/echo").status == 200
-
-
 def test_two_instances_same_port_second_fails(latchkey, upstream):
     port = free_port()
     first = latchkey.quick(upstream.url, listen=f"127.0.0.1:{port}")

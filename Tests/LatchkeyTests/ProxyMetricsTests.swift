@@ -11,7 +11,7 @@ import Testing
 @Suite struct ProxyMetricsTests {
     private let factory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())
 
-    private static let config = Config(
+    static let config = Config(
         listeners: [ListenerConfig(name: "main", address: .tcp(host: "127.0.0.1", port: 8080)),
                     ListenerConfig(name: "pod", address: .unix(path: "/tmp/latchkey.sock"))],
         routes: [

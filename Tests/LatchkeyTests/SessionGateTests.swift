@@ -44,6 +44,16 @@ import Testing
         #expect(reason.contains("expired"))
     }
 
+    @Test func aGateMadeByAReloadRefusesTheLinksUsedBeforeIt() throws {
+        let running = SessionGate(signer: keyA, lifetime: .seconds(60))
+        let used = try LoginLink.token(route: "api", signer: keyA, now: now, lifetime: .seconds(300))
+        guard case .session = running.redeem(used, now: now) else { Issue.record("refused"); return }
+        let reloaded = SessionGate(signer: keyA, lifetime: .seconds(60), remembering: running)
+        #expect(reloaded.redeem(used, now: now) == .refused("this login link was used already; each works once"))
+        let fresh = try LoginLink.token(route: "api", signer: keyA, now: now, lifetime: .seconds(300))
+        guard case .session = reloaded.redeem(fresh, now: now) else { Issue.record("a fresh link was refused"); return }
+    }
+
     @Test func forgedLinksAndSessionsAndOnesOfTheOtherKindAreRefused() throws {
         let gate = SessionGate(signer: keyA, lifetime: .seconds(60))
         let stranger = MessageSigner(key: Array(repeating: 9, count: 32))

@@ -16,4 +16,9 @@ struct AuthEventMetrics: AuthEventSink {
     func record(_ event: AuthEvent) {
         counters[event.kind]?.increment()
     }
+
+    /// The identity is gone from the configuration: its series leave the metrics.
+    func destroy() {
+        for counter in counters.values { counter.destroy() }
+    }
 }

@@ -4,47 +4,66 @@ import LatchkeyUpstream
 import Logging
 import Synchronization
 
-/// The identities of a configuration, made once at start and shared by every loop, with
-/// the one HTTP client their token requests go through and the watcher that brings them
-/// what other processes store (`latchkey login`).
+/// The identities of one configuration, shared by every loop, with the watcher that brings
+/// them what other processes store (`latchkey login`). A reload makes the next registry from
+/// the running one: the identities it keeps are the same objects, the others are made anew.
 public final class IdentityRegistry: Sendable {
     public let identities: [String: Identity]
-    private let client: AuthHTTPClient?
+    /// The identities this registry made (every one at start; after a reload, the added and
+    /// changed ones): `start` starts them.
+    private let made: [String]
     private let eager: Set<String>
     private let store: any TokenStore
     /// The identities whose tokens are in `store`.
     private let keeping: [Identity]
+    /// Each identity's `latchkey_auth_events_total` series, by name.
+    private let authMetrics: [String: AuthEventMetrics]
     private let watcher = Mutex<TokenStoreWatcher?>(nil)
     private let credentialWatch: IdentityCredentialWatch
 
     /// Each identity's auth events go to the log, to its counters made with `metrics`, to
-    /// `recorder` (the status page's recent events), and to its hook command if it has one. `store` keeps the tokens of the identities that
-    /// keep theirs (`keepsTokens`); static tokens stay in memory. `client` carries their
-    /// token requests: required when an identity keeps tokens (`needsHTTPClient`).
+    /// `recorder` (the status page's recent events), and to its hook command if it has one.
+    /// `store` keeps the tokens of the identities that keep theirs (`keepsTokens`); static
+    /// tokens stay in memory. `client` carries their token requests: required when an
+    /// identity keeps tokens (`needsHTTPClient`).
+    /// `previous`: the running registry, whose identities named in `kept` go on in this one.
     public init(config: Config, credentials: CredentialStore, store: any TokenStore, client: AuthHTTPClient?, logger: Logger,
-                metrics: any MetricsFactory, recorder: any AuthEventSink) throws {
+                metrics: any MetricsFactory, recorder: any AuthEventSink, previous: IdentityRegistry? = nil,
+                kept: [String] = []) throws {
         let log = AuthEventLog(logger: logger)
         var identities: [String: Identity] = [:]
+        var made: [String] = []
+        var authMetrics: [String: AuthEventMetrics] = [:]
         let keepingCookies = config.identitiesKeepingCookies
         for identity in config.identities {
-            var sinks: [any AuthEventSink] = [log, AuthEventMetrics(identity: identity.name, factory: metrics), recorder]
+            let counters = AuthEventMetrics(identity: identity.name, factory: metrics)
+            authMetrics[identity.name] = counters
+            if kept.contains(identity.name), let running = previous?.identities[identity.name] {
+                identities[identity.name] = running
+                continue
+            }
+            var sinks: [any AuthEventSink] = [log, counters, recorder]
             if !identity.hook.isEmpty { sinks.append(AuthEventHook(command: identity.hook, logger: logger)) }
             identities[identity.name] = identity.makeIdentity(credentials: credentials, client: client, store: store,
                                                               events: AuthEventFanOut(sinks: sinks),
                                                               cookieJar: keepingCookies.contains(identity.name) ? try CookieJar() : nil)
+            made.append(identity.name)
         }
         self.identities = identities
-        self.client = client
+        self.made = made
+        self.authMetrics = authMetrics
         self.store = store
         eager = Set(config.identities.filter(\.acquireEagerly).map(\.name))
         keeping = config.identities.filter(\.keepsTokens).compactMap { identities[$0.name] }
         credentialWatch = IdentityCredentialWatch(configs: config.identities, identities: identities)
     }
 
-    /// Restores stored tokens, starts the eager acquisitions, in the background, and
-    /// watches a shared store for other processes' changes.
+    /// Restores the stored tokens of the identities this registry made and starts their
+    /// eager acquisitions, in the background, and watches a shared store for other
+    /// processes' changes.
     public func start() {
-        for (name, identity) in identities {
+        for name in made {
+            guard let identity = identities[name] else { continue }
             let eagerly = eager.contains(name)
             Task { await identity.start(eagerly: eagerly) }
         }
@@ -60,11 +79,22 @@ public final class IdentityRegistry: Sendable {
         credentialWatch.check(reloaded: changed)
     }
 
-    /// Stops watching the store and the token requests' HTTP client; waiting requests get
-    /// an error.
+    /// `next` runs the configuration now: this registry stops watching the store (`next`
+    /// does), the identities `next` does not hold stop (their requests get `reason`), and
+    /// the series of the names `next` lacks go.
+    public func retire(replacedBy next: IdentityRegistry, reason: IdentityUnavailable) {
+        shutdown()
+        for (name, identity) in identities where next.identities[name] !== identity {
+            identity.stop(reason: reason)
+        }
+        for (name, counters) in authMetrics where next.authMetrics[name] == nil {
+            counters.destroy()
+        }
+    }
+
+    /// Stops watching the store.
     public func shutdown() {
         watcher.withLock { $0?.stop() }
-        client?.shutdown()
     }
 
     /// Whether `config` has identities whose tokens come from an IdP.

@@ -19,7 +19,7 @@ public func makeTokenStore(
     environment: [String: String] = ProcessInfo.processInfo.environment,
     logger: Logger = Logger(label: "latchkey.store")
 ) throws(TokenStoreError) -> any TokenStore {
-    let kept = config.identities.filter { $0.keepsTokens || config.identitiesKeepingCookies.contains($0.name) }.map(\.name)
+    let kept = config.identitiesInTokenStore
     guard config.store.kind != .memory, !kept.isEmpty else { return MemoryTokenStore() }
     let key = try StoreKey.configured(keyFile: config.store.keyFile, environment: environment)
     let encrypted = key.map { "yes, key from \($0.origin)" } ?? "no"
@@ -89,6 +89,19 @@ extension Config {
     /// any token.
     public var identitiesKeepingCookies: Set<String> {
         Set(routes.filter { $0.cookieJar == .proxy }.flatMap(\.allowedIdentities))
+    }
+
+    /// Whether a route has several identities to choose from: then `latchkey use` may have
+    /// chosen, and `serve` follows the route identity file.
+    public var hasIdentityChoices: Bool {
+        routes.contains { $0.allowedIdentities.count > 1 }
+    }
+
+    /// The identities that keep something in the token store, a token or a cookie jar: with
+    /// none, `makeTokenStore` opens nothing.
+    public var identitiesInTokenStore: [String] {
+        let keepingCookies = identitiesKeepingCookies
+        return identities.filter { $0.keepsTokens || keepingCookies.contains($0.name) }.map(\.name)
     }
 }
 

@@ -53,9 +53,10 @@ public struct CredentialReload: Sendable, Equatable {
 ///
 /// Readers call `snapshot` (a lock held for one reference copy). One background timer calls
 /// `reloadIfChanged()` every second or so; the file reads happen under a separate lock, so
-/// readers never wait for I/O.
+/// readers never wait for I/O. A configuration reload `replace`s the whole set: the store
+/// stays the one object that identities and the log's redaction hold.
 public final class CredentialStore: Sendable {
-    private struct WatchedFile: Sendable {
+    fileprivate struct WatchedFile: Sendable {
         var name: String
         var path: String
         var signature: FileSignature?
@@ -66,17 +67,39 @@ public final class CredentialStore: Sendable {
         var failure: String?
     }
 
+    /// The secrets of one configuration, every one resolved: what `replace(with:)` installs.
+    public struct Resolved: Sendable {
+        fileprivate var values: [String: String]
+        fileprivate var files: [WatchedFile]
+    }
+
     private let current: Mutex<CredentialSnapshot>
+    /// Taken before `current` by whoever needs both: a reload's `replace` never comes
+    /// between a file's read and its value's update.
     private let watched: Mutex<[WatchedFile]>
     private let logger: Logger
 
     /// Resolves every entry; throws every one that cannot be resolved.
-    public init(
+    public convenience init(
         entries: [SecretEntry],
         environment: [String: String] = ProcessInfo.processInfo.environment,
         sourceName: String = "config",
         logger: Logger = Logger(label: "latchkey.credentials")
     ) throws(ConfigErrors) {
+        self.init(try Self.resolve(entries, environment: environment, sourceName: sourceName), logger: logger)
+    }
+
+    public init(_ resolved: Resolved, logger: Logger = Logger(label: "latchkey.credentials")) {
+        self.current = Mutex(CredentialSnapshot(generation: 0, values: resolved.values))
+        self.watched = Mutex(resolved.files)
+        self.logger = logger
+    }
+
+    /// Reads every entry's value; throws every one that cannot be read, each as a problem at
+    /// the entry's place in `sourceName`.
+    public static func resolve(
+        _ entries: [SecretEntry], environment: [String: String] = ProcessInfo.processInfo.environment, sourceName: String = "config"
+    ) throws(ConfigErrors) -> Resolved {
         var values: [String: String] = [:]
         var files: [WatchedFile] = []
         var problems: [ConfigProblem] = []
@@ -97,9 +120,7 @@ public final class CredentialStore: Sendable {
             }
         }
         guard problems.isEmpty else { throw ConfigErrors(problems) }
-        self.current = Mutex(CredentialSnapshot(generation: 0, values: values))
-        self.watched = Mutex(files)
-        self.logger = logger
+        return Resolved(values: values, files: files)
     }
 
     /// Every credential and inbound secret of `config`.
@@ -163,16 +184,38 @@ public final class CredentialStore: Sendable {
                     }
                 }
             }
+            if !updates.isEmpty { update { $0.merging(updates) { $1 } } }
         }
         if !updates.isEmpty {
-            current.withLock { snapshot in
-                snapshot = CredentialSnapshot(generation: snapshot.generation + 1, values: snapshot.values.merging(updates) { $1 })
-            }
             for name in updates.keys.sorted() {
                 logger.info("credential reloaded from its file", metadata: ["credential": "\(name)"])
             }
         }
         return CredentialReload(changed: updates.keys.sorted(), failures: failures)
+    }
+
+    /// A configuration reload: from now on the values are `resolved`'s, and its files are
+    /// the ones watched. Names it lacks keep their value until `retain(only:)`: a loop that
+    /// still routes by the previous configuration while the loops switch may need them.
+    public func replace(with resolved: Resolved) {
+        watched.withLock { files in
+            files = resolved.files
+            update { $0.merging(resolved.values) { $1 } }
+        }
+    }
+
+    /// Forgets the names `resolved` lacks, once no loop routes by the previous configuration.
+    public func retain(only resolved: Resolved) {
+        watched.withLock { _ in
+            update { $0.filter { resolved.values[$0.key] != nil } }
+        }
+    }
+
+    /// A new snapshot made from the current values.
+    private func update(_ change: ([String: String]) -> [String: String]) {
+        current.withLock { snapshot in
+            snapshot = CredentialSnapshot(generation: snapshot.generation + 1, values: change(snapshot.values))
+        }
     }
 }
 

@@ -39,6 +39,13 @@ struct ProxyMetrics: Sendable {
         })
     }
 
+    /// `next`, a reloaded configuration's, replaces these: the series of the routes it lacks
+    /// leave the registry. Made from the same factory, the rest are the same series.
+    func retire(replacedBy next: ProxyMetrics) {
+        let kept = Dictionary(next.routes.map { ($0.route, $0) }) { first, _ in first }
+        for route in routes { route.destroy(keeping: kept[route.route]) }
+    }
+
     /// The proxy answered with its own error `code` instead of forwarding the request.
     func refused(_ code: String) {
         assert(refusals[code] != nil, "add \(code) to ProxyMetrics.refusalReasons")

@@ -5,6 +5,8 @@ import LatchkeyUpstream
 /// One route's series, made once at start: a request that ends increments a counter it
 /// reaches by index, and never builds a label or looks a series up by its labels.
 final class RouteMetrics: Sendable {
+    /// The route's name: the `route` label.
+    let route: String
     /// `latchkey_requests_total{route, status_class}`: [0] counts 1xx, … [4] 5xx.
     private let requests: [Counter]
     /// `latchkey_upstream_failures_total{route, kind}`.
@@ -21,6 +23,7 @@ final class RouteMetrics: Sendable {
     static let statusClasses = ["1xx", "2xx", "3xx", "4xx", "5xx"]
 
     init(route: String, renewsTokens: Bool, factory: any MetricsFactory) {
+        self.route = route
         requests = Self.statusClasses.map { statusClass in
             Counter(label: "latchkey_requests_total", dimensions: [("route", route), ("status_class", statusClass)], factory: factory)
         }
@@ -45,6 +48,20 @@ final class RouteMetrics: Sendable {
 
     func upstreamCompleted(after duration: Duration) {
         upstreamDuration.recordNanoseconds(Int64(clamping: duration.nanosecondsClamped))
+    }
+
+    /// After a reload: the series that `next` (this route's in the reloaded configuration,
+    /// nil when the route is gone) does not have leave the registry. The series both have are
+    /// one and the same in the registry, and stay.
+    func destroy(keeping next: RouteMetrics?) {
+        if next?.tokenRenewals == nil {
+            tokenRenewals?.destroy()
+            tokenReplays?.destroy()
+        }
+        guard next == nil else { return }
+        for counter in requests { counter.destroy() }
+        for counter in upstreamFailures.values { counter.destroy() }
+        upstreamDuration.destroy()
     }
 }
 

@@ -17,17 +17,20 @@ final class HandoffExchange: ExchangeHandler {
     let handoff: HandoffConfig
     /// The loop's handler outlives every exchange on it.
     unowned(unsafe) let handler: ProxyHandler
+    /// The configuration the request started with, kept to its end through any reload.
+    let context: ProxyContext
     /// Where the browser goes once it has the cookies: a request target on this proxy.
     let destination: String
     private let rewriter: ResponseRewriter
     private var done = false
 
-    init(exchange: ServerExchange, route: Route, handoff: HandoffConfig, handler: ProxyHandler, destination: String,
+    init(exchange: ServerExchange, route: Route, handoff: HandoffConfig, handler: ProxyHandler, context: ProxyContext, destination: String,
          rewriter: ResponseRewriter) {
         self.exchange = exchange
         self.route = route
         self.handoff = handoff
         self.handler = handler
+        self.context = context
         self.destination = destination
         self.rewriter = rewriter
     }
@@ -51,7 +54,7 @@ final class HandoffExchange: ExchangeHandler {
             fields.append(name: "Cache-Control", value: "no-store")
             for cookie in cookies { fields.append(name: "Set-Cookie", value: rewriter.rewriteHandoffCookie(cookie)) }
             do {
-                fields.append(name: "Set-Cookie", value: try handler.context.handoffMarks.guardCookie(route: route, target: destination, now: Date()))
+                fields.append(name: "Set-Cookie", value: try context.handoffMarks.guardCookie(route: route, target: destination, now: Date()))
             } catch {
                 return fail(ErrorDocument(status: 500, error: "handoff_failed", message: "cannot sign the handoff's mark: \(error)",
                                           route: route.name))
@@ -59,7 +62,7 @@ final class HandoffExchange: ExchangeHandler {
             if handoff.beforeFirstPage { fields.append(name: "Set-Cookie", value: HandoffMarks.handedOffCookie(route: route)) }
             done = true
             exchange.respond(status: 303, fields: fields, body: [])
-            handler.record(exchange, route: route, outcome: "handoff")
+            handler.record(exchange, route: route, in: context, outcome: "handoff")
         case .failed(let document, let extraFields):
             handler.logger.warning("handoff failed", metadata: ["route": .string(route.name), "detail": .string(document.message)])
             fail(document, extraFields: extraFields)
@@ -69,7 +72,7 @@ final class HandoffExchange: ExchangeHandler {
     /// The error page instead of the session.
     func fail(_ document: ErrorDocument, extraFields: HTTPFields = HTTPFields()) {
         done = true
-        handler.answerWithPage(exchange, document, extraFields: extraFields, route: route)
+        handler.answerWithPage(exchange, document, extraFields: extraFields, route: route, in: context)
     }
 
     // MARK: ExchangeHandler
@@ -83,6 +86,6 @@ final class HandoffExchange: ExchangeHandler {
         guard !done else { return }
         done = true
         guard case .clientGone = reason else { return }
-        handler.record(exchange, route: route, outcome: "client_gone")
+        handler.record(exchange, route: route, in: context, outcome: "client_gone")
     }
 }

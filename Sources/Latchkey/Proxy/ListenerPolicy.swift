@@ -24,12 +24,15 @@ struct ListenerPolicy: Sendable {
     static let clientsUseTLS = false
 
     /// Throws when a session listener's key files cannot be read or are not private.
-    init(config: ListenerConfig, bound: SocketAddress) throws(CryptoError) {
+    /// `previous`: the listener's policy before a configuration reload, whose session gate
+    /// hands its redeemed links on.
+    init(config: ListenerConfig, bound: SocketAddress, previous: ListenerPolicy? = nil) throws(CryptoError) {
         switch config.inbound {
         case .sharedSecret(let header, _):
             inbound = .sharedSecret(header: header, credential: Config.inboundSecretName(listener: config.name))
         case .session(let settings):
-            inbound = .session(try SessionGate(settings: settings))
+            let running: SessionGate? = if case .session(let gate)? = previous?.inbound { gate } else { nil }
+            inbound = .session(try SessionGate(settings: settings, remembering: running))
         case .loopbackOnly, .open:
             inbound = .none
         }

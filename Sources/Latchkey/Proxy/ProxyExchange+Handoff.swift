@@ -16,16 +16,16 @@ extension ProxyExchange {
         transfer = nil
         done = true
         let head = exchange.head
-        if handler.context.handoffMarks.isGuarded(head.fields, route: route, target: head.target, now: Date()) {
+        if context.handoffMarks.isGuarded(head.fields, route: route, target: head.target, now: Date()) {
             handler.logger.warning("page refused after a handoff", metadata: ["route": .string(route.name)])
             return handler.answerWithPage(
                 exchange,
                 ErrorDocument(status: 502, error: "handoff_failed",
                               message: "the page still answered 401 after a handoff: the session the handoff endpoint gave does not open it",
                               route: route.name),
-                route: route)
+                route: route, in: context)
         }
-        let handoff = HandoffExchange(exchange: exchange, route: route, handoff: settings, handler: handler,
+        let handoff = HandoffExchange(exchange: exchange, route: route, handoff: settings, handler: handler, context: context,
                                       destination: head.target, rewriter: rewriter)
         self.handoff = handoff
         handoff.start(caller: caller, identity: identity, credentials: blueprint.credentials)

@@ -17,6 +17,8 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     let rewriter: ResponseRewriter
     /// The loop's handler outlives every exchange on it.
     unowned(unsafe) let handler: ProxyHandler
+    /// The configuration the request started with, kept to its end through any reload.
+    let context: ProxyContext
     let blueprint: RequestBlueprint
     let identity: Identity?
     var token: IssuedToken?
@@ -32,12 +34,13 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     /// Request-body bytes queued for the upstream above which the client is not read.
     private static let requestHighWater = 256 * 1024
 
-    init(exchange: ServerExchange, route: Route, rewriter: ResponseRewriter, handler: ProxyHandler,
+    init(exchange: ServerExchange, route: Route, rewriter: ResponseRewriter, handler: ProxyHandler, context: ProxyContext,
          blueprint: RequestBlueprint, identity: Identity?) {
         self.exchange = exchange
         self.route = route
         self.rewriter = rewriter
         self.handler = handler
+        self.context = context
         self.blueprint = blueprint
         self.identity = identity
         // Sent again after a token renewal, or after a handoff has filled the proxy's jar.
@@ -84,7 +87,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: HTTPFields) {
         guard !done else { return }
         var fields = fields
-        if status == 401, let settings = route.handoff, let caller = handler.context.handoffCaller {
+        if status == 401, let settings = route.handoff, let caller = context.handoffCaller {
             // The proxy's jar lacks the session: the handoff fills it, the request goes again.
             if route.keepsCookies {
                 if !replayed, body.complete { return refillJar(after: transfer, settings: settings, caller: caller) }
@@ -164,7 +167,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
             exchange.finish()
             if let upstreamTime = transfer.upstreamTime { metrics.upstreamCompleted(after: upstreamTime) }
         }
-        handler.record(exchange, route: route, upstreamTime: transfer.upstreamTime, outcome: error.map { "upstream_\($0.code)" })
+        handler.record(exchange, route: route, in: context, upstreamTime: transfer.upstreamTime, outcome: error.map { "upstream_\($0.code)" })
     }
 
     func exchangeAborted(_ reason: ExchangeEnd) {
@@ -176,7 +179,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
         transfer?.cancel()
         // A rejected request body is logged once, by the server's own answer.
         guard case .clientGone = reason else { return }
-        handler.record(exchange, route: route, upstreamTime: transfer?.upstreamTime, outcome: "client_gone")
+        handler.record(exchange, route: route, in: context, upstreamTime: transfer?.upstreamTime, outcome: "client_gone")
     }
 
     /// Answers the client from the proxy itself (no upstream response was relayed).
@@ -185,15 +188,15 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
         var fields = document.fields
         for field in extraFields { fields.append(name: field.name, value: field.value) }
         exchange.respond(status: document.status, fields: fields, body: document.body)
-        handler.context.metrics.refused(document.error)
-        handler.record(exchange, route: route, outcome: outcome)
+        context.metrics.refused(document.error)
+        handler.record(exchange, route: route, in: context, outcome: outcome)
     }
 
     /// The identity's jar on a route with `jar: proxy`.
     var cookieJar: CookieJar? { route.keepsCookies ? identity?.cookieJar : nil }
 
     /// This route's series.
-    var metrics: RouteMetrics { handler.context.metrics.routes[route.index] }
+    var metrics: RouteMetrics { context.metrics.routes[route.index] }
 }
 
 /// The handler for requests answered locally: there is no body to forward.

@@ -33,9 +33,9 @@ extension ProxyHandler {
             fields.append(name: "Referrer-Policy", value: "no-referrer")
             exchange.respond(status: 303, fields: fields, body: [])
             logger.info("a browser redeemed a login link and has a session")
-            record(exchange, route: nil, outcome: "session_started")
+            record(exchange, route: nil, in: context, outcome: "session_started")
         case .refused(let reason):
-            answerWithPage(exchange, ErrorDocument(status: 401, error: "unauthorized", message: reason), route: nil)
+            answerWithPage(exchange, ErrorDocument(status: 401, error: "unauthorized", message: reason), route: nil, in: context)
         }
         return LocalAnswer.shared
     }

@@ -10,8 +10,11 @@ import LatchkeyServer
 import LatchkeyUpstream
 import Logging
 
-/// Everything the proxy's data plane shares across loops: compiled once, read-only.
-struct ProxyContext: Sendable {
+/// Everything the proxy's data plane shares across loops: compiled once per configuration,
+/// read-only. A reload makes a new one and hands it to each loop's handler; an exchange
+/// keeps the one it started with to its end. A class: an exchange holds one reference,
+/// not a retained copy of every field.
+final class ProxyContext: Sendable {
     let routes: RouteTable
     let policies: [ListenerPolicy]
     let credentials: CredentialStore
@@ -27,13 +30,33 @@ struct ProxyContext: Sendable {
     let handoffCaller: HandoffCaller?
     let handoffMarks: HandoffMarks
     let logger: Logger
+
+    init(routes: RouteTable, policies: [ListenerPolicy], credentials: CredentialStore, identities: [String: Identity],
+         accessLog: AccessLog, metrics: ProxyMetrics, metricsEndpoint: MetricsEndpoint, readiness: Readiness,
+         identitiesEndpoint: IdentitiesEndpoint, statusPage: StatusPageEndpoint, handoffCaller: HandoffCaller?,
+         handoffMarks: HandoffMarks, logger: Logger) {
+        self.routes = routes
+        self.policies = policies
+        self.credentials = credentials
+        self.identities = identities
+        self.accessLog = accessLog
+        self.metrics = metrics
+        self.metricsEndpoint = metricsEndpoint
+        self.readiness = readiness
+        self.identitiesEndpoint = identitiesEndpoint
+        self.statusPage = statusPage
+        self.handoffCaller = handoffCaller
+        self.handoffMarks = handoffMarks
+        self.logger = logger
+    }
 }
 
 /// The proxy's side of one loop: admits, routes and forwards each request.
 final class ProxyHandler: ServerHandler {
     let loop: EventLoop
     let upstream: UpstreamClient
-    let context: ProxyContext
+    /// The configuration new requests get; replaced on this loop by a reload.
+    var context: ProxyContext
     var logger: Logger { context.logger }
 
     init(loop: EventLoop, context: ProxyContext) throws {
@@ -141,20 +164,20 @@ final class ProxyHandler: ServerHandler {
         if let handoff = route.handoff, !route.keepsCookies, let caller = context.handoffCaller,
            let destination = requestedHandoff ?? (handoff.beforeFirstPage && BrowserNavigation.isNavigation(head)
                && !HandoffMarks.hasHandedOff(head.fields) ? head.target : nil) {
-            let handoffExchange = HandoffExchange(exchange: exchange, route: route, handoff: handoff, handler: self,
+            let handoffExchange = HandoffExchange(exchange: exchange, route: route, handoff: handoff, handler: self, context: context,
                                                   destination: destination, rewriter: rewriter)
             handoffExchange.start(caller: caller, identity: identity, credentials: credentials)
             return handoffExchange
         }
-        let proxied = ProxyExchange(exchange: exchange, route: route, rewriter: rewriter, handler: self, blueprint: blueprint,
-                                    identity: identity)
+        let proxied = ProxyExchange(exchange: exchange, route: route, rewriter: rewriter, handler: self, context: context,
+                                    blueprint: blueprint, identity: identity)
         proxied.start()
         return proxied
     }
 
     func serverAnswered(_ exchange: ServerExchange) {
         if let status = exchange.status { context.metrics.refused(ErrorDocument.code(forStatus: status)) }
-        record(exchange, route: nil)
+        record(exchange, route: nil, in: context)
     }
 
     func connection(_ event: ConnectionEvent, on listener: ListenerInfo) {
@@ -166,7 +189,9 @@ final class ProxyHandler: ServerHandler {
     }
 
     /// The end of an exchange: its access-log line and, on a route, its count by status.
-    func record(_ exchange: ServerExchange, route: Route?, upstreamTime: Duration? = nil, outcome: String? = nil) {
+    /// `context` is the one the exchange started with: the route's index is that
+    /// configuration's.
+    func record(_ exchange: ServerExchange, route: Route?, in context: ProxyContext, upstreamTime: Duration? = nil, outcome: String? = nil) {
         context.accessLog.record(exchange, route: route, now: loop.now, upstreamTime: upstreamTime, outcome: outcome)
         if let route, let status = exchange.status { context.metrics.routes[route.index].answered(status: status) }
     }
@@ -175,18 +200,19 @@ final class ProxyHandler: ServerHandler {
     func answer(_ exchange: ServerExchange, _ document: ErrorDocument, route: Route? = nil) -> ExchangeHandler {
         exchange.respond(document)
         context.metrics.refused(document.error)
-        record(exchange, route: route)
+        record(exchange, route: route, in: context)
         return LocalAnswer.shared
     }
 
     /// A proxy error for a browser's window: the HTML page, counted and logged as every
     /// refusal is.
-    func answerWithPage(_ exchange: ServerExchange, _ document: ErrorDocument, extraFields: HTTPFields = HTTPFields(), route: Route?) {
+    func answerWithPage(_ exchange: ServerExchange, _ document: ErrorDocument, extraFields: HTTPFields = HTTPFields(), route: Route?,
+                        in context: ProxyContext) {
         var fields = document.pageFields
         for field in extraFields { fields.append(field) }
         exchange.respond(status: document.status, fields: fields, body: document.pageBody)
         context.metrics.refused(document.error)
-        record(exchange, route: route, outcome: document.error)
+        record(exchange, route: route, in: context, outcome: document.error)
     }
 
     private func answer(_ exchange: ServerExchange, _ response: AdminResponse) -> ExchangeHandler {

@@ -9,15 +9,22 @@ import Synchronization
 
 /// A running proxy: the listening sockets, one event loop per configured loop count,
 /// each with its server and upstream client, and the secret-file watcher. `init` returns
-/// once every loop is accepting; `shutdown` drains them.
+/// once every loop is accepting; `reload` replaces the configuration in force
+/// (ProxyRuntime+Reload.swift); `shutdown` drains the loops.
 public final class ProxyRuntime: Sendable {
-    public let config: Config
     public let listeners: [ListenerInfo]
     private let sockets: [ListeningSocket]
     private let loops: [EventLoopThread]
     private let logger: Logger
     private let watcher: FileWatcher
-    private let identities: IdentityRegistry
+    let services: RuntimeServices
+    /// The configuration in force, replaced whole by a reload.
+    let running: Mutex<RunningConfiguration>
+    /// Held through a reload: one completes before the next begins.
+    let reloading = Mutex(())
+
+    /// The configuration in force.
+    public var config: Config { running.withLock { $0.config } }
 
     /// `sink` receives the access log; nil disables it. The runtime's series are made with
     /// `metrics`, and `/.latchkey/metrics` renders its registry: the executable passes the
@@ -26,16 +33,14 @@ public final class ProxyRuntime: Sendable {
     public init(config: Config, credentials: CredentialStore, logger: Logger, sink: LogSink?,
                 tokenStore: any TokenStore = MemoryTokenStore(), routeIdentities: RouteIdentityFile? = nil,
                 metrics: PrometheusMetricsFactory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())) throws {
-        self.config = config
         self.logger = logger
-        let startedAt = Date()
-        // The status page's recent auth events, fed by every identity.
-        let authEvents = AuthEventRecorder()
+        services = RuntimeServices(credentials: credentials, sink: sink, metrics: metrics,
+                                   handoffMarks: HandoffMarks(signer: try MessageSigner.ephemeral()), logger: logger)
         // One HTTP client for the control plane: token requests and handoff calls.
-        let hasHandoffs = config.routes.contains { $0.handoff != nil }
-        let client = IdentityRegistry.needsHTTPClient(config) || hasHandoffs ? try AuthHTTPClient() : nil
-        identities = try IdentityRegistry(config: config, credentials: credentials, store: tokenStore, client: client,
-                                          logger: Logger(label: "latchkey.auth"), metrics: metrics, recorder: authEvents)
+        let client = try RuntimeServices.client(for: config, running: nil)
+        let identities = try IdentityRegistry(config: config, credentials: credentials, store: tokenStore, client: client,
+                                              logger: Logger(label: "latchkey.auth"), metrics: metrics,
+                                              recorder: services.authEvents)
         var sockets: [ListeningSocket] = []
         for (index, listener) in config.listeners.enumerated() {
             do {
@@ -47,36 +52,11 @@ public final class ProxyRuntime: Sendable {
         self.sockets = sockets
         listeners = sockets.map(\.info)
 
-        var policies: [ListenerPolicy] = []
-        for (listener, socket) in zip(config.listeners, sockets) {
-            do {
-                policies.append(try ListenerPolicy(config: listener, bound: socket.info.boundAddress))
-            } catch {
-                throw RuntimeError("listener \(listener.name): \(error.detail)")
-            }
-        }
-        let routes = RouteTable(config: config, identities: identities.identities)
-        let identitiesEndpoint = IdentitiesEndpoint(config: config, identities: identities.identities, selectable: routes.selectable)
-        // Before any request: the first one already gets the identity `latchkey use` chose.
-        let follower = routeIdentities.map { RouteIdentityFollower(file: $0, routes: routes.selectable, logger: logger) }
-        follower?.check()
-        let context = ProxyContext(
-            routes: routes,
-            policies: policies,
-            credentials: credentials,
-            identities: identities.identities,
-            accessLog: AccessLog(sink: sink, enabled: config.logging.accessLog,
-                                 // Requests that match no route include login links.
-                                 secretQueryParameters: routes.allSecretQueryParameters.union([SessionGate.tokenParameter])),
-            metrics: ProxyMetrics(config: config, factory: metrics),
-            metricsEndpoint: MetricsEndpoint(registry: metrics.registry),
-            readiness: Readiness(store: tokenStore as? any AvailabilityReportingStore, identities: Array(identities.identities.values)),
-            identitiesEndpoint: identitiesEndpoint,
-            statusPage: StatusPageEndpoint(identities: identitiesEndpoint, routes: config.routes, events: authEvents, startedAt: startedAt),
-            handoffCaller: hasHandoffs ? client.map(HandoffCaller.init(client:)) : nil,
-            handoffMarks: HandoffMarks(signer: try MessageSigner.ephemeral()),
-            logger: logger
-        )
+        let running = services.running(config: config, identities: identities, tokenStore: OpenTokenStore(tokenStore, for: config),
+                                       routeIdentities: routeIdentities,
+                                       client: client, policies: try Self.policies(config, bound: listeners))
+        self.running = Mutex(running)
+        let context = running.context
         let settings = ConnectionSettings(config.limits, loops: config.server.resolvedLoops)
         let count = config.server.resolvedLoops
         var loops: [EventLoopThread] = []
@@ -92,15 +72,43 @@ public final class ProxyRuntime: Sendable {
         }
         self.loops = loops
         StoreMetrics.observe(tokenStore, factory: metrics)
-        let secrets: @Sendable () -> Void = { [identities] in
-            let changed = credentials.reloadIfChanged()
-            if !changed.isEmpty {
-                logger.info("secret files changed", metadata: ["credentials": .array(changed.map { .string($0) })])
-            }
-            identities.secretsReloaded(changed)
-        }
-        watcher = FileWatcher(checks: [secrets] + (follower.map { [$0.check] } ?? []))
+        watcher = FileWatcher(checks: services.fileChecks(for: running))
         identities.start()
+    }
+
+    /// Each listener's checks. `previous`: the running policies, in the same order (a reload
+    /// keeps the listeners as they are), whose session gates hand their redeemed links on.
+    static func policies(_ config: Config, bound: [ListenerInfo], previous: [ListenerPolicy] = []) throws -> [ListenerPolicy] {
+        var policies: [ListenerPolicy] = []
+        for (index, (listener, info)) in zip(config.listeners, bound).enumerated() {
+            do {
+                policies.append(try ListenerPolicy(config: listener, bound: info.boundAddress,
+                                                   previous: previous.indices.contains(index) ? previous[index] : nil))
+            } catch {
+                throw RuntimeError("listener \(listener.name): \(error.detail)")
+            }
+        }
+        return policies
+    }
+
+    /// Gives every loop `context` for its new requests and `settings` for its connections,
+    /// each on its own loop, and returns once all have them.
+    func install(_ context: ProxyContext, settings: ConnectionSettings) {
+        let installed = DispatchGroup()
+        for loop in loops {
+            installed.enter()
+            loop.handle.execute { loop in
+                loop.attachment(ProxyHandler.self)?.context = context
+                loop.attachment(HTTPServer.self)?.update(settings: settings)
+                installed.leave()
+            }
+        }
+        installed.wait()
+    }
+
+    /// From now on, the file watcher checks `running`'s files.
+    func watchFiles(of running: RunningConfiguration) {
+        watcher.watch(services.fileChecks(for: running))
     }
 
     /// Graceful stop: stop accepting, let in-flight requests finish within the grace
@@ -138,7 +146,9 @@ public final class ProxyRuntime: Sendable {
             }
         }
         for loop in loops { loop.join() }
-        identities.shutdown()
+        let running = running.withLock { $0 }
+        running.identities.shutdown()
+        running.client?.shutdown()
     }
 }
 

@@ -25,15 +25,19 @@ final class SessionGate: Sendable {
     private let signer: MessageSigner
     private let lifetime: Int
     /// Redeemed link nonce → the link's expiry (Unix seconds).
-    private let redeemed = Mutex<[String: Int]>([:])
+    private let redeemed: Mutex<[String: Int]>
 
-    init(signer: MessageSigner, lifetime: Duration) {
+    /// `previous`: the listener's gate before a configuration reload, whose redeemed links
+    /// stay redeemed here, so that none works twice.
+    init(signer: MessageSigner, lifetime: Duration, remembering previous: SessionGate? = nil) {
         self.signer = signer
         self.lifetime = Int(lifetime.components.seconds)
+        redeemed = Mutex(previous?.redeemed.withLock { $0 } ?? [:])
     }
 
-    convenience init(settings: SessionSettings) throws(CryptoError) {
-        self.init(signer: try settings.signer(), lifetime: settings.lifetime)
+    /// Reads the key files (again, on a reload: a rotated key takes effect).
+    convenience init(settings: SessionSettings, remembering previous: SessionGate? = nil) throws(CryptoError) {
+        self.init(signer: try settings.signer(), lifetime: settings.lifetime, remembering: previous)
     }
 
     /// Whether the request presents a session this proxy signed that has not expired.

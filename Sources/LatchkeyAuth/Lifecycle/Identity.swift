@@ -46,6 +46,8 @@ public final class Identity: Sendable {
         /// began, so another save follows.
         var savingCookies = false
         var cookiesDirty = false
+        /// `stop` was called: no timer, and every request is answered at once.
+        var stopped: IdentityUnavailable?
     }
 
     /// `waitsForStart`: requests wait until `start` has restored the stored token (a
@@ -256,10 +258,27 @@ public final class Identity: Sendable {
     /// The lifecycle as it is now, for status reports.
     public var snapshot: TokenLifecycle { state.withLock { $0.lifecycle } }
 
+    /// The configuration no longer runs this identity as it is (a reload removed or changed
+    /// it): the refresh timer ends, and the requests waiting for a token, and any that ask
+    /// later, get `reason`. A token request in flight finishes and is stored, for the
+    /// identity that replaces this one.
+    public func stop(reason: IdentityUnavailable) {
+        let waiters = state.withLock { state -> [Waiter] in
+            state.stopped = reason
+            state.timer?.cancel()
+            state.timer = nil
+            state.timerDeadline = nil
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter(.failure(reason)) }
+    }
+
     // MARK: the token request
 
     private func settle(_ waiter: @escaping Waiter, _ decide: (inout TokenLifecycle) -> TokenLifecycle.Demand) {
         let decision = state.withLock { state -> TokenLifecycle.Demand in
+            if let stopped = state.stopped { return .unavailable(stopped) }
             if state.restoring {
                 state.waiters.append(waiter)
                 return .wait(start: nil)
@@ -470,7 +489,7 @@ public final class Identity: Sendable {
     /// back-off), replacing a timer armed for another moment.
     private func reschedule() {
         state.withLock { state in
-            let deadline = state.lifecycle.nextTick()
+            let deadline = state.stopped == nil ? state.lifecycle.nextTick() : nil
             guard deadline != state.timerDeadline else { return }
             state.timer?.cancel()
             state.timerDeadline = deadline
