@@ -55,9 +55,8 @@ extension ProxyRuntime {
         let client = try RuntimeServices.client(for: loaded, running: current.client)
         let identities: IdentityRegistry
         do {
-            identities = try IdentityRegistry(config: loaded, credentials: services.credentials, store: tokenStore.store, client: client,
-                                              logger: Logger(label: "latchkey.auth"), metrics: services.metrics,
-                                              recorder: services.authEvents, previous: current.identities, kept: changes.identities.kept)
+            identities = try services.identities(for: loaded, store: tokenStore.store, client: client, previous: current.identities,
+                                                 kept: changes.identities.kept)
         } catch {
             if current.client == nil { client?.shutdown() }
             throw error

@@ -38,9 +38,7 @@ public final class ProxyRuntime: Sendable {
                                    handoffMarks: HandoffMarks(signer: try MessageSigner.ephemeral()), logger: logger)
         // One HTTP client for the control plane: token requests and handoff calls.
         let client = try RuntimeServices.client(for: config, running: nil)
-        let identities = try IdentityRegistry(config: config, credentials: credentials, store: tokenStore, client: client,
-                                              logger: Logger(label: "latchkey.auth"), metrics: metrics,
-                                              recorder: services.authEvents)
+        let identities = try services.identities(for: config, store: tokenStore, client: client)
         var sockets: [ListeningSocket] = []
         for (index, listener) in config.listeners.enumerated() {
             do {

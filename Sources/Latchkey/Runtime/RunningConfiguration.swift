@@ -92,6 +92,14 @@ struct RuntimeServices: Sendable {
         return [secrets] + (running.follower.map { [$0.check] } ?? [])
     }
 
+    /// The identities of `config`, their events logged, counted and recorded for the status
+    /// page; those of `previous` named in `kept` go on as they are.
+    func identities(for config: Config, store: any TokenStore, client: AuthHTTPClient?, previous: IdentityRegistry? = nil,
+                    kept: [String] = []) throws -> IdentityRegistry {
+        try IdentityRegistry(config: config, credentials: credentials, store: store, client: client, logger: Logger(label: "latchkey.auth"),
+                             metrics: metrics, recorder: authEvents, previous: previous, kept: kept)
+    }
+
     /// The HTTP client `config` needs: the running one if there is one, else a new one when
     /// an identity gets tokens from an IdP or a route calls a handoff endpoint.
     static func client(for config: Config, running: AuthHTTPClient?) throws -> AuthHTTPClient? {

@@ -36,13 +36,7 @@ public struct TokenLifecycle: Sendable {
         case unavailable(IdentityUnavailable)
     }
 
-    public private(set) var token: TokenSet? {
-        didSet { refreshPlan = Self.refreshPlan(token, timing: timing, canGrant: canGrant) }
-    }
-    /// The current token's background refresh moment and lifetime, kept as the token
-    /// changes: a request's use asks for them (`nextTick`) without reading the token. nil
-    /// when it is never refreshed in the background.
-    private var refreshPlan: (at: Date, lifetime: TimeInterval)?
+    public private(set) var token: TokenSet?
     /// Counts tokens; a request remembers the generation it used, so that a 401 for an
     /// old token does not throw away a newer one.
     public private(set) var generation: UInt64 = 0
@@ -70,7 +64,6 @@ public struct TokenLifecycle: Sendable {
         self.backoff = backoff
         self.canGrant = canGrant
         self.keepWarm = keepWarm
-        refreshPlan = Self.refreshPlan(token, timing: timing, canGrant: canGrant)
         if token == nil, !canGrant {
             phase = .loginRequired(reason: "no token yet")
         }
@@ -144,7 +137,9 @@ public struct TokenLifecycle: Sendable {
         return refreshAt
     }
 
-    private static func refreshPlan(_ token: TokenSet?, timing: TokenTiming, canGrant: Bool) -> (at: Date, lifetime: TimeInterval)? {
+    /// The current token's background refresh moment and lifetime; nil when it is never
+    /// refreshed in the background.
+    private var refreshPlan: (at: Date, lifetime: TimeInterval)? {
         // Nothing to renew it with (a login's token without a refresh token): no timer
         // that would find nothing to do, again and again, once its moment has come.
         guard let token, token.refreshToken != nil || canGrant,
