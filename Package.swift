@@ -44,13 +44,22 @@ let package = Package(
         .target(name: "LatchkeyServer", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "CLinux"]),
         // libcurl multi driven by the loop's epoll.
         .target(name: "LatchkeyUpstream", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "CCurlShims"]),
+        // Log lines formatted, masked and written by a thread of their own.
+        .target(
+            name: "LatchkeyLogging",
+            dependencies: [
+                "LatchkeyHTTP",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
         // Identities, grants and the token lifecycle: the control plane.
         .target(name: "LatchkeyAuth", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "LatchkeyUpstream", "COpenSSL", "CHiredis", "CLinux"]),
         // Configuration, routes, credentials, the proxy pipeline: the wiring.
         .target(
             name: "Latchkey",
             dependencies: [
-                "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyServer", "LatchkeyUpstream", "LatchkeyAuth",
+                "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyServer", "LatchkeyUpstream", "LatchkeyAuth", "LatchkeyLogging",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -60,7 +69,7 @@ let package = Package(
         .executableTarget(
             name: "latchkey",
             dependencies: [
-                "Latchkey",
+                "Latchkey", "LatchkeyLogging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -72,6 +81,14 @@ let package = Package(
         .target(name: "LatchkeyTestSupport", path: "Tests/Support"),
         .testTarget(name: "LatchkeyHTTPTests", dependencies: ["LatchkeyHTTP"]),
         .testTarget(name: "LatchkeyLoopTests", dependencies: ["LatchkeyLoop"]),
+        .testTarget(
+            name: "LatchkeyLoggingTests",
+            dependencies: [
+                "LatchkeyLogging",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
+        ),
         .testTarget(name: "LatchkeyServerTests", dependencies: ["LatchkeyServer", "LatchkeyHTTP", "LatchkeyLoop"]),
         .testTarget(name: "LatchkeyUpstreamTests", dependencies: ["LatchkeyUpstream", "LatchkeyHTTP", "LatchkeyLoop", "CCurlShims", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeyAuthTests", dependencies: ["LatchkeyAuth", "LatchkeyHTTP", "LatchkeyUpstream", "COpenSSL", "LatchkeyTestSupport"]),

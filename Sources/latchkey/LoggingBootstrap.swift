@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyLogging
 import Logging
 
 extension LoggingSettings {

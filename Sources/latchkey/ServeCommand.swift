@@ -1,6 +1,7 @@
 import ArgumentParser
 import CoreMetrics
 import Latchkey
+import LatchkeyLogging
 import LatchkeyLoop
 import LatchkeyUpstream
 import Logging
@@ -41,7 +42,7 @@ struct ServeCommand: ParsableCommand {
     var bearerTokenFile: String?
 
     @Option(name: .long, help: "Log format: text or json.")
-    var logFormat: LoggingSettings.Format?
+    var logFormat: LogFormat?
 
     @Option(name: .long, help: "Event loops (default: one per core).")
     var loops: Int?
@@ -132,4 +133,4 @@ struct ServeCommand: ParsableCommand {
     }
 }
 
-extension LoggingSettings.Format: ExpressibleByArgument {}
+extension LogFormat: ExpressibleByArgument {}

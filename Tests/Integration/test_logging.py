@@ -2,12 +2,15 @@
 lines with --log-format json; and no secret ever written: injected credentials, cookies,
 configured secret query parameters, inbound secrets."""
 
+import http.client
 import json
 import re
+import subprocess
 
 import pytest
 
-from support import SECRET, TOKEN, TOKEN2, bearer, config, field, flatten, json_lines, wait_until
+from support import (SECRET, TOKEN, TOKEN2, _can_connect, bearer, config, field, flatten, free_port, json_lines,
+                     latchkey_environment, wait_until)
 
 CLIENT_COOKIE = "lk-client-cookie-value-31f7"
 CLIENT_AUTH = "lk-client-own-auth-9e02"
@@ -160,3 +163,38 @@ def test_token_not_in_process_arguments_with_token_file(latchkey, upstream, tmp_
     p = latchkey.quick(upstream.url, headers=[], extra=["--bearer-token-file", str(f)])
     cmdline = open(f"/proc/{p.proc.pid}/cmdline", "rb").read()
     assert TOKEN.encode() not in cmdline
+
+
+def test_a_log_output_nobody_reads_does_not_stall_the_proxy(latchkey, latchkey_bin, upstream, tmp_path):
+    """With its log a pipe that nobody reads (a stuck log shipper, `latchkey serve | less`),
+    the proxy keeps answering: lines that do not fit its buffer are dropped and counted, and
+    once the output moves again a line says how many were lost."""
+    port = free_port()
+    cfg = config(upstream.url, listeners=[{"name": "main", "listen": f"127.0.0.1:{port}"}])
+    path = latchkey.write_config(cfg)
+    proc = subprocess.Popen([str(latchkey_bin), "serve", "--config", str(path)], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=latchkey_environment(tmp_path, None), start_new_session=True)
+    try:
+        assert wait_until(lambda: _can_connect(("127.0.0.1", port)), 30), "latchkey did not start listening"
+        # Access lines about 3 KiB long: a few hundred outgrow the pipe and the 1 MiB buffer.
+        target = "/echo/stuck-log?" + "p=" + "x" * 3000
+        client = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        for _ in range(600):
+            client.request("GET", target)
+            response = client.getresponse()
+            response.read()
+            assert response.status == 200
+        client.request("GET", "/.latchkey/metrics")
+        metrics = client.getresponse().read().decode()
+        dropped = re.search(r"^latchkey_log_lines_dropped_total (\d+)", metrics, re.M)
+        assert dropped and int(dropped.group(1)) > 0, metrics
+    finally:
+        proc.terminate()
+        log = proc.stderr.read().decode()
+        proc.wait(20)
+        proc.stdout.close()
+        proc.stderr.close()
+    assert proc.returncode == 0, log[-2000:]
+    notes = [int(m) for m in re.findall(r"log lines dropped.* dropped=(\d+)", log)]
+    assert notes and sum(notes) == int(dropped.group(1)), log[-2000:]

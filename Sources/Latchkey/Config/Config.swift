@@ -1,3 +1,4 @@
+import LatchkeyLogging
 import LatchkeyUpstream
 
 /// The validated configuration Latchkey runs with. Built by `ConfigLoader` from YAML or
@@ -286,16 +287,11 @@ public struct Limits: Sendable, Equatable {
 }
 
 public struct LoggingSettings: Sendable, Equatable {
-    public enum Format: String, Sendable, Equatable {
-        case text
-        case json
-    }
-
     public var level: String
-    public var format: Format
+    public var format: LogFormat
     public var accessLog: Bool
 
-    public init(level: String = "info", format: Format = .text, accessLog: Bool = true) {
+    public init(level: String = "info", format: LogFormat = .text, accessLog: Bool = true) {
         self.level = level
         self.format = format
         self.accessLog = accessLog

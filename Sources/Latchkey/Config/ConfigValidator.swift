@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import LatchkeyLogging
 
 /// Turns the raw document into a `Config`: applies defaults, checks every value and every
 /// cross-reference, and records each problem with its path. It always finishes, so that
@@ -302,7 +303,7 @@ struct ConfigValidator {
             }
         }
         if let format = raw.format {
-            if let parsed = LoggingSettings.Format(rawValue: format.lowercased()) {
+            if let parsed = LogFormat(rawValue: format.lowercased()) {
                 settings.format = parsed
             } else {
                 diagnostics.error(path / "format", "unknown log format", expected: "text or json")

@@ -1,3 +1,4 @@
+import LatchkeyLogging
 import LatchkeyLoop
 import LatchkeyServer
 

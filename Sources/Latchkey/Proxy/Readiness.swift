@@ -1,4 +1,5 @@
 import LatchkeyAuth
+import LatchkeyHTTP
 import LatchkeyServer
 
 /// `GET /.latchkey/ready`, beside `/.latchkey/health`: health says the process is alive,

@@ -1,6 +1,8 @@
+import CoreMetrics
 import Foundation
 import LatchkeyAuth
 import LatchkeyHTTP
+import LatchkeyLogging
 import LatchkeyLoop
 import LatchkeyServer
 import Logging
@@ -36,6 +38,7 @@ public final class ProxyRuntime: Sendable {
         self.logger = logger
         services = RuntimeServices(credentials: credentials, sink: sink, metrics: metrics,
                                    handoffMarks: HandoffMarks(signer: try MessageSigner.ephemeral()), logger: logger)
+        sink?.countDroppedLines(in: CoreMetrics.Counter(label: "latchkey_log_lines_dropped_total", factory: metrics))
         // One HTTP client for the control plane: token requests and handoff calls.
         let client = try RuntimeServices.client(for: config, running: nil)
         let identities = try services.identities(for: config, store: tokenStore, client: client)

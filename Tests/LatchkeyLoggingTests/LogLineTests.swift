@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Testing
-@testable import Latchkey
+@testable import LatchkeyLogging
 
 @Suite struct LogLineTests {
     @Test func jsonLinesParseAsJSON() throws {

@@ -1,46 +1,18 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import LatchkeyServer
+import LatchkeyHTTP
 import Logging
 import Synchronization
-
-/// A value in a log line. Numbers stay numbers (JSON numbers, no allocation to print).
-enum LogValue {
-    case string(String)
-    case integer(Int64)
-    /// A duration in tenths of a millisecond, printed as milliseconds with one decimal.
-    case milliseconds(tenths: Int64)
-    case list([LogValue])
-
-    init(_ metadata: Logger.MetadataValue) {
-        switch metadata {
-        case .string(let string): self = .string(string)
-        case .stringConvertible(let value):
-            if let integer = value as? any BinaryInteger, let exact = Int64(exactly: integer) {
-                self = .integer(exact)
-            } else {
-                self = .string(value.description)
-            }
-        case .array(let values): self = .list(values.map(LogValue.init))
-        case .dictionary(let entries): self = .string(entries.keys.sorted().map { "\($0)=\(entries[$0]!)" }.joined(separator: ","))
-        }
-    }
-
-    init(milliseconds duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .milliseconds(tenths: seconds * 10_000 + attoseconds / 100_000_000_000_000)
-    }
-}
 
 /// Formats one log event, as a human-readable line or a JSON object, straight into bytes:
 /// the access log writes one per request. Pure apart from the clock, so tests can check
 /// both formats without capturing stderr.
-enum LogLine {
+public enum LogLine {
     /// `fields` in the order they are written; the swift-log handler sorts metadata keys,
     /// the access log writes its fields in a fixed order.
-    static func format(
-        _ format: LoggingSettings.Format, level: Logger.Level, label: String, message: String,
+    public static func format(
+        _ format: LogFormat, level: Logger.Level, label: String, message: String,
         fields: [(key: String, value: LogValue)], timestamp: String
     ) -> [UInt8] {
         var out: [UInt8] = []
@@ -81,8 +53,8 @@ enum LogLine {
         return out
     }
 
-    static func format(
-        _ format: LoggingSettings.Format, level: Logger.Level, label: String, message: String,
+    public static func format(
+        _ format: LogFormat, level: Logger.Level, label: String, message: String,
         metadata: Logger.Metadata, timestamp: String
     ) -> [UInt8] {
         let fields = metadata.sorted { $0.key < $1.key }.map { (key: $0.key, value: LogValue($0.value)) }
@@ -149,7 +121,7 @@ enum LogLine {
 
     /// RFC 3339 UTC with milliseconds, from the wall clock. The part up to the second is
     /// formatted once per second and reused: every access line needs a timestamp.
-    static func timestamp() -> String {
+    public static func timestamp() -> String {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let seconds = Int(now.tv_sec)
