@@ -33,6 +33,9 @@ Scenarios
           1) and reports p50/p99 latency and what the token request adds to it.
           Both OAuth scenarios get their tokens from Benchmarks/token_endpoint.py (client
           credentials, on core 1); bench_oauth.py says how the identities are set up.
+  stucklog Latchkey only: the small GET through two more Latchkeys with the access log on,
+          one logging to a file, one to a pipe nothing reads (bench_log.py): requests/s
+          and CPU per request of each, and the lines the stuck one dropped and counted.
 """
 import argparse
 import asyncio
@@ -50,6 +53,7 @@ import tempfile
 import threading
 import time
 
+from bench_log import LogScenarios
 from bench_oauth import OAuthScenarios
 from bench_support import (LOAD_CORE, MIB, PROXY_CORE, cpu_seconds, free_port, http_get, log, read_response,
                            rss_kib, wait_port)
@@ -57,7 +61,7 @@ from bench_support import (LOAD_CORE, MIB, PROXY_CORE, cpu_seconds, free_port, h
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-SCENARIOS = ("small", "large", "idle", "stream", "auth", "storm")
+SCENARIOS = ("small", "large", "idle", "stream", "auth", "storm", "stucklog")
 
 WRK_REPORT = r"""
 done = function(summary, latency, requests)
@@ -72,7 +76,7 @@ end
 """
 
 
-class Bench(OAuthScenarios):
+class Bench(OAuthScenarios, LogScenarios):
     def __init__(self, args):
         self.args = args
         self.work = tempfile.mkdtemp(prefix="latchkey-bench.")
@@ -545,6 +549,7 @@ logging:
                            f"{r['peak_kib'] / 1024:.1f} | {r['growth_kib'] / 1024:.1f} |")
             out.append("")
         out += self.oauth_tables()
+        out += self.log_tables()
         return "\n".join(out)
 
     def targets_table(self):
@@ -752,6 +757,9 @@ def main():
         b.verify()
         load_before = open("/proc/loadavg").read().split()[:3]
         b.run_rounds()
+        if "stucklog" in a.scenarios and "latchkey" in b.targets:
+            b.start_log_targets()
+            b.run_log_rounds()
         if a.callgrind:
             b.callgrind_auth()
         for name in list(b.targets):

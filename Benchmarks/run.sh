@@ -6,8 +6,9 @@
 #
 # Usage: bash Benchmarks/run.sh [bench.py options]
 #   --rounds N (3)  --duration S (10)  --targets direct,latchkey,nginx,haproxy
-#   --scenarios small,large,idle,stream (the default; any of these and auth, storm)
+#   --scenarios small,large,idle,stream (the default; any of these and auth, storm, stucklog)
 #   --idle-connections N (10000)  --profile  --no-write (print only)  --results FILE
+# stucklog (Latchkey only): the access log to a file vs to a pipe nobody reads, requests/s.
 # The OAuth engine's scenarios (Latchkey only, tokens from Benchmarks/token_endpoint.py):
 #   auth   static-credential route vs OAuth identity route with a valid token, under wrk
 #          in pairs of short runs (--rounds, --duration): requests/s within 5%?
@@ -17,7 +18,7 @@
 #   --callgrind (with auth; installs valgrind): both auth routes' instructions per
 #          request under callgrind, the figure that holds on a shared, noisy machine
 #   All of it, as RESULTS.md has it (about 10 minutes):
-#     bash Benchmarks/run.sh --profile --scenarios small,large,idle,stream,auth,storm --callgrind
+#     bash Benchmarks/run.sh --profile --scenarios small,large,idle,stream,auth,storm,stucklog --callgrind
 # Environment: LATCHKEY_BIN=PATH uses that binary (no build; LATCHKEY_REV=TEXT then says
 # which sources it was built from); LATCHKEY_BIN=none leaves Latchkey out (for trying the
 # harness on the peers alone).
