@@ -224,6 +224,9 @@ struct ConnectionMachineTests {
         #expect(!ConnectionMachine(openedAt: at(0)).bodyFailureIsAnswerable)
     }
 
+    /// The state half of the reset-client regression: with a full buffer during an exchange
+    /// the connection has no read interest (so the glue must close on a hang-up epoll reports
+    /// anyway; test_review_regressions.py keeps that socket half).
     @Test func fullInputBufferStopsReadingDuringAnExchangeButNotForAHead() {
         #expect(!serving().wantsInput(bufferFull: true))
         #expect(serving().wantsInput(bufferFull: false))
