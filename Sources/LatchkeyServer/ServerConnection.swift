@@ -1,10 +1,11 @@
 import LatchkeyHTTP
 import LatchkeyLoop
 
-/// One client connection on one loop: reads and decodes requests, hands each to the
-/// proxy as a `ServerExchange`, frames and writes the response, and enforces the
-/// timeouts. Requests on a connection are answered strictly in order: the next pipelined
-/// request is decoded only after the previous response has been finished.
+/// One client connection on one loop, the I/O glue around its `ConnectionMachine`: reads
+/// and decodes requests, hands each to the proxy as a `ServerExchange`, writes the
+/// response, and arms the timer, each as the machine decides. Requests on a connection are
+/// answered strictly in order: the next pipelined request is decoded only after the
+/// previous response has been finished.
 final class ServerConnection: IOHandler, DeferredWork {
     let socket: Socket
     let peer: SocketAddress?
