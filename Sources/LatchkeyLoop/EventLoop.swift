@@ -7,7 +7,7 @@ import Glibc
 /// it. Everything that touches a loop's connections, curl handles or timers runs here;
 /// other threads reach it only through its `EventLoopHandle`.
 public final class EventLoop {
-    private let epollFD: Int32
+    let epollFD: Int32
     private var slots: [Slot] = []
     private var freeSlots: [UInt32] = []
     private var timers = TimerHeap()
@@ -146,22 +146,25 @@ public final class EventLoop {
 
     // MARK: running
 
-    /// Runs until `stop()`; returns on the loop's own thread.
-    public func run() {
+    /// Runs until `stop()`; returns on the loop's own thread. Throws when epoll_wait(2)
+    /// fails for a reason other than a signal (EBADF, EFAULT, EINVAL: the loop cannot go
+    /// on, and retrying would spin): the loop has stopped, and its owner must end the
+    /// process or replace it, since its connections and timers will never run again.
+    public func run() throws(SystemError) {
         running = true
         let capacity = 256
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
         defer { events.deallocate() }
         while running {
             runDeferred()
-            let count = epoll_wait(epollFD, events, Int32(capacity), waitTimeoutMilliseconds())
-            now = LoopInstant.now()
-            if count > 0 {
-                for i in 0..<Int(count) {
-                    dispatch(events[i])
-                }
+            // EINTR is retried inside `systemCall`, with the timeout worked out again.
+            let count = try systemCall("epoll_wait") {
+                epoll_wait(epollFD, events, Int32(capacity), waitTimeoutMilliseconds())
             }
-            // count == -1 is EINTR here (signals go to signalfd); treat it as no events.
+            now = LoopInstant.now()
+            for i in 0..<Int(count) {
+                dispatch(events[i])
+            }
             runDeferred()
             runExpiredTimers()
         }

@@ -10,9 +10,12 @@ public final class EventLoopThread: Sendable {
     private let running = DispatchGroup()
 
     /// Blocks the caller until the loop exists and `setUp` has returned; rethrows what
-    /// `setUp` or the loop's creation threw.
+    /// `setUp` or the loop's creation threw. `failed` runs on the loop's thread if the loop
+    /// itself fails later (`EventLoop.run()`); by default that ends the process with the
+    /// error, since the loop's connections and timers would otherwise hang unseen.
     public init(
         index: Int,
+        failed: @escaping @Sendable (SystemError) -> Void = EventLoopThread.endProcess,
         setUp: @escaping @Sendable (EventLoop) throws -> Void
     ) throws {
         let ready = DispatchSemaphore(value: 0)
@@ -32,13 +35,22 @@ public final class EventLoopThread: Sendable {
             }
             outcome.result.withLock { $0 = .success(loop.handle) }
             ready.signal()
-            loop.run()
+            do throws(SystemError) {
+                try loop.run()
+            } catch {
+                failed(error)
+            }
         }
         thread.name = "latchkey-loop-\(index)"
         thread.start()
         ready.wait()
         self.index = index
         self.handle = try outcome.result.withLock { try $0!.get() }
+    }
+
+    /// The default for a failed loop: a crash report naming the error.
+    @Sendable public static func endProcess(_ error: SystemError) {
+        fatalError("event loop \(Thread.current.name ?? "") stopped: \(error)")
     }
 
     /// Waits until the loop has returned from `run()`.

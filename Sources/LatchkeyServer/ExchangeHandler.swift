@@ -46,6 +46,10 @@ public struct ConnectionSettings: Sendable {
     public var http: HTTPLimits
     public var headTimeout: Duration
     public var idleTimeout: Duration
+    /// Time the server waits for a whole request body (paused time excluded): a body
+    /// trickled to keep a connection open is refused with 408 when it runs out.
+    public var bodyTimeout: Duration
+    /// Client connections for the process, across all loops (503 beyond).
     public var maxConnections: Int
     /// Buffered response bytes above which `sendBody` asks the producer to wait.
     public var outboundHighWater: Int
@@ -54,11 +58,13 @@ public struct ConnectionSettings: Sendable {
 
     public init(
         http: HTTPLimits = .init(), headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60),
-        maxConnections: Int = 10_000, outboundHighWater: Int = 256 * 1024, maxRequestBodyBytes: UInt64? = nil
+        bodyTimeout: Duration = .seconds(60), maxConnections: Int = 10_000, outboundHighWater: Int = 256 * 1024,
+        maxRequestBodyBytes: UInt64? = nil
     ) {
         self.http = http
         self.headTimeout = headTimeout
         self.idleTimeout = idleTimeout
+        self.bodyTimeout = bodyTimeout
         self.maxConnections = maxConnections
         self.outboundHighWater = outboundHighWater
         self.maxRequestBodyBytes = maxRequestBodyBytes

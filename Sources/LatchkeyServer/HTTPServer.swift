@@ -11,6 +11,8 @@ public final class HTTPServer {
     /// are next needed. A reload replaces them (`update(settings:)`).
     private(set) var settings: ConnectionSettings
     let handler: ServerHandler
+    /// Shared with the other loops' servers: the connection cap is the process's.
+    private let connectionCount: ConnectionCount
     private var acceptors: [Acceptor] = []
     private var connections: [ObjectIdentifier: ServerConnection] = [:]
     private(set) var isShuttingDown = false
@@ -18,10 +20,13 @@ public final class HTTPServer {
     /// Input buffers for this loop's connections; a few hundred are kept for reuse.
     let inputBuffers = BufferPool(bufferSize: 16 * 1024, maxKept: 256)
 
-    public init(loop: EventLoop, settings: ConnectionSettings, handler: ServerHandler) {
+    /// `connectionCount`: one for all the loops of a process, so that
+    /// `settings.maxConnections` limits them together.
+    public init(loop: EventLoop, settings: ConnectionSettings, handler: ServerHandler, connectionCount: ConnectionCount = ConnectionCount()) {
         self.loop = loop
         self.settings = settings
         self.handler = handler
+        self.connectionCount = connectionCount
     }
 
     /// Starts accepting on `listener` in this loop.
@@ -61,7 +66,7 @@ public final class HTTPServer {
     }
 
     fileprivate func accepted(_ socket: Socket, peer: SocketAddress?, listener: ListenerInfo) {
-        guard connections.count < settings.maxConnections, !isShuttingDown else {
+        guard !isShuttingDown, connectionCount.admit(limit: settings.maxConnections) else {
             refuseOverCapacity(socket)
             return handler.connection(.refusedOverCapacity, on: listener)
         }
@@ -70,6 +75,7 @@ public final class HTTPServer {
         do {
             try connection.start()
         } catch {
+            connectionCount.release()
             socket.close()
             return
         }
@@ -79,6 +85,7 @@ public final class HTTPServer {
 
     func connectionClosed(_ connection: ServerConnection) {
         if connections.removeValue(forKey: ObjectIdentifier(connection)) != nil {
+            connectionCount.release()
             handler.connection(.closed, on: connection.listener)
         }
         checkDrained()

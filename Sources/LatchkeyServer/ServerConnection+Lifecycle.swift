@@ -1,18 +1,14 @@
 import LatchkeyHTTP
 import LatchkeyLoop
 
-/// Epoll interest, the one timer per connection (idle, head, waiting on the client), and
+/// Epoll interest, the one timer per connection (when and what for: the machine's), and
 /// the ways a connection ends: lingering close, a vanished peer, graceful shutdown.
 extension ServerConnection {
     func updateInterest() {
-        guard !closed, !lingering, let registration else { return }
+        guard !machine.isClosed, !machine.isLingering, let registration else { return }
         var wanted: IOEvents = []
         if pendingOutput > 0 { wanted.insert(.writable) }
-        // Read while there is room; stop when the buffer is full (backpressure on the
-        // client), except that a head still being received may grow the buffer.
-        if !closeAfterFlush && (!input.isFull || (requestPhase == .awaitingHead && exchange == nil)) {
-            wanted.insert(.readable)
-        }
+        if machine.wantsInput(bufferFull: input.isFull) { wanted.insert(.readable) }
         guard wanted != interest else { return }
         interest = wanted
         do {
@@ -23,42 +19,28 @@ extension ServerConnection {
     }
 
     func updateTimer() {
-        guard !closed, !lingering else { return }
-        let settings = server.settings
-        if let exchange, !exchange.finished {
-            let waitingOnClient = pendingOutput > 0 || (requestPhase == .body && !bodyPaused)
-            if waitingOnClient {
-                timerMode = .waitingOnClient
-                loop.arm(timer, after: settings.idleTimeout)
-            } else if timerMode != .none {
-                timerMode = .none
-                loop.disarm(timer)
-            }
-        } else if let started = headStartedAt, !input.isEmpty {
-            if timerMode != .head {
-                timerMode = .head
-                loop.arm(timer, at: started.advanced(by: settings.headTimeout))
-            }
+        guard !machine.isClosed, !machine.isLingering else { return }
+        setTimer(machine.timerDeadline(now: loop.now, outputPending: pendingOutput > 0, settings: server.settings))
+    }
+
+    private func setTimer(_ deadline: LoopInstant?) {
+        guard deadline != armedDeadline else { return }
+        armedDeadline = deadline
+        if let deadline {
+            loop.arm(timer, at: deadline)
         } else {
-            // Idle keep-alive connection, or a response still draining to the client. A
-            // head clock left by bytes that were consumed (a stray CRLF between requests)
-            // must not time the next head.
-            if input.isEmpty { headStartedAt = nil }
-            if timerMode != .idle || pendingOutput > 0 {
-                timerMode = .idle
-                loop.arm(timer, after: settings.idleTimeout)
-            }
+            loop.disarm(timer)
         }
     }
 
     func timerFired() {
-        switch timerMode {
-        case .head:
-            timerMode = .none
-            reject(ErrorDocument(status: 408, error: "request_timeout", message: "the request head did not arrive in time"))
-        case .waitingOnClient:
-            close()
-        case .idle, .none:
+        armedDeadline = nil
+        switch machine.timerFired(at: loop.now) {
+        case .headTimedOut(let document):
+            reject(document)
+        case .bodyTimedOut(let document):
+            failRequestBody(document)
+        case .close:
             close()
         }
     }
@@ -67,20 +49,18 @@ extension ServerConnection {
     /// which can destroy the response before the client reads it. So half-close, read and
     /// discard what still arrives for a moment, then close (nginx's lingering close).
     func lingerThenClose() {
-        guard !lingering else { return }
+        guard machine.linger(at: loop.now) else { return }
         if let registration, interest != .readable {
             interest = .readable
             try? loop.modify(registration, events: .readable)
         }
-        lingering = true
         socket.shutdownWrite()
         input.consume(input.readableCount)
-        timerMode = .none
-        loop.arm(timer, after: .seconds(2))
+        setTimer(machine.timerDeadline(now: loop.now, outputPending: false, settings: server.settings))
     }
 
     func discardUntilClosed() {
-        while !closed {
+        while !machine.isClosed {
             let space = input.writableSpace()
             let count: Int?
             do {
@@ -97,8 +77,7 @@ extension ServerConnection {
     /// work done for it (every way a connection ends comes through here). Safe to call
     /// more than once.
     func close(reason: ExchangeEnd = .clientGone) {
-        guard !closed else { return }
-        closed = true
+        guard machine.close() else { return }
         let handler = self.handler
         if let exchange, !exchange.finished {
             exchange.aborted = true
@@ -108,7 +87,7 @@ extension ServerConnection {
         exchange?.connection = nil
         exchange = nil
         handler?.exchangeAborted(reason)
-        loop.disarm(timer)
+        setTimer(nil)
         if let registration { loop.unregister(registration) }
         registration = nil
         socket.close()
@@ -117,11 +96,13 @@ extension ServerConnection {
 
     /// Graceful shutdown: idle connections close now, busy ones after their response.
     func beginShutdown() {
-        if isIdle {
+        switch machine.shutdown(outputPending: pendingOutput > 0) {
+        case .close:
             close()
-        } else {
-            keepAlive = false
-            if exchange == nil { closeAfterFlush = true }
+        case .flushThenClose:
+            flush()
+        case .finishExchange:
+            break
         }
     }
 }

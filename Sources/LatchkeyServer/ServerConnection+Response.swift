@@ -5,39 +5,28 @@ import LatchkeyLoop
 /// writing with backpressure. Heads and bodies queued in one loop turn leave in one send.
 extension ServerConnection {
     func sendHead(_ exchange: ServerExchange, status: Int, fields: HTTPFields) {
-        guard exchange === self.exchange, case .notStarted = framing else { return }
-        var fields = fields
+        guard exchange === self.exchange else { return }
         let head = exchange.head
-        if continuePending {
-            // The client is waiting to be told to send its body and never was: it cannot
-            // reuse this connection.
-            continuePending = false
-            keepAlive = false
-        }
-        if !responseCarriesBody(requestMethod: head.method, status: status) {
-            framing = .bodiless
-        } else if let length = try? fields.contentLength() {
-            // Callers hand over one valid length (the proxy checks the upstream's); one
-            // canonical line is what the client gets.
+        var fields = fields
+        // Callers hand over one valid length (the proxy checks the upstream's).
+        let length = try? fields.contentLength()
+        guard let plan = machine.responseHeadStarting(
+            carriesBody: responseCarriesBody(requestMethod: head.method, status: status),
+            contentLength: length, version: head.version) else { return }
+        switch plan.framing {
+        case .length(let length):
+            // One canonical line is what the client gets.
             fields.set(name: "Content-Length", value: String(length))
-            framing = .length(remaining: length)
-        } else if head.version == .http1_1 {
+        case .chunked:
             fields.removeAll(named: "Content-Length")
             fields.append(name: "Transfer-Encoding", value: "chunked")
-            framing = .chunked
-        } else {
-            framing = .closeDelimited
-            keepAlive = false
+        case .bodiless, .closeDelimited:
+            break
         }
-        if requestPhase != .complete {
-            // Answered while the request body is still arriving (an early error, an
-            // upstream that does not wait): closing is the only safe way to resynchronise.
-            keepAlive = false
-        }
-        if !keepAlive {
-            fields.set(name: "Connection", value: "close")
-        } else if head.version == .http1_0 {
-            fields.set(name: "Connection", value: "keep-alive")
+        switch plan.connection {
+        case .close: fields.set(name: "Connection", value: "close")
+        case .keepAlive: fields.set(name: "Connection", value: "keep-alive")
+        case nil: break
         }
         exchange.status = status
         ResponseHeadEncoder.encode(status: status, fields: fields, into: &output)
@@ -45,43 +34,33 @@ extension ServerConnection {
     }
 
     func sendBody(_ exchange: ServerExchange, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard exchange === self.exchange, !bytes.isEmpty else { return !overHighWater }
-        switch framing {
-        case .notStarted, .bodiless:
+        guard exchange === self.exchange, !bytes.isEmpty else { return machine.acceptsResponseBody }
+        switch machine.responseBody(count: bytes.count) {
+        case .discard:
             return true
-        case .length(let remaining):
-            let count = Int(min(UInt64(bytes.count), remaining))
+        case .raw(let count):
             output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[0..<count]))
-            framing = .length(remaining: remaining - UInt64(count))
             exchange.responseBodyBytes += UInt64(count)
-        case .chunked:
+        case .chunk:
             ChunkedEncoder.appendChunkHeader(size: bytes.count, into: &output)
             output.append(contentsOf: bytes)
             output.append(contentsOf: ChunkedEncoder.chunkTerminator)
             exchange.responseBodyBytes += UInt64(bytes.count)
-        case .closeDelimited:
-            output.append(contentsOf: bytes)
-            exchange.responseBodyBytes += UInt64(bytes.count)
         }
         scheduleFlush()
-        if pendingOutput >= server.settings.outboundHighWater { overHighWater = true }
-        return !overHighWater
+        return machine.outputQueued(pending: pendingOutput, highWater: server.settings.outboundHighWater)
     }
 
     func finish(_ exchange: ServerExchange) {
         guard exchange === self.exchange, !exchange.finished else { return }
-        switch framing {
-        case .length(let remaining) where remaining > 0:
-            // Fewer bytes than promised: the client must see a cut, not a short success.
+        let action = machine.responseFinished(at: loop.now, inputBuffered: !input.isEmpty, mayKeepAlive: !server.isShuttingDown)
+        switch action {
+        case .cutShort:
             return abort(exchange)
-        case .chunked:
-            output.append(contentsOf: ChunkedEncoder.lastChunk)
-        case .notStarted, .bodiless, .length, .closeDelimited:
-            break
+        case .ended(let lastChunk):
+            if lastChunk { output.append(contentsOf: ChunkedEncoder.lastChunk) }
         }
         exchange.finished = true
-        if case .closeDelimited = framing { keepAlive = false }
-        if requestPhase != .complete { keepAlive = false }
         endExchange()
         scheduleFlush()
     }
@@ -90,41 +69,37 @@ extension ServerConnection {
         guard exchange === self.exchange, !exchange.finished else { return }
         exchange.aborted = true
         exchange.finished = true
-        keepAlive = false
+        machine.responseAborted()
         endExchange()
         scheduleFlush()
     }
 
+    /// Lets go of the finished exchange; a kept-alive connection decodes what is buffered
+    /// of the next request.
     func endExchange() {
         handler = nil
         exchange?.connection = nil
         exchange = nil
-        framing = .notStarted
-        bodyPaused = false
-        continuePending = false
-        overHighWater = false
         input.releaseIfEmpty()
-        // Bytes of the next request that arrived during this one start its head clock now.
-        headStartedAt = input.isEmpty ? nil : loop.now
-        if keepAlive && !server.isShuttingDown {
-            requestPhase = .awaitingHead
-            scheduleProcessing()
-        } else {
-            closeAfterFlush = true
-        }
+        if machine.isAwaitingHead { scheduleProcessing() }
     }
 
     func setRequestBodyPaused(_ exchange: ServerExchange, _ paused: Bool) {
-        guard exchange === self.exchange, requestPhase == .body else { return }
-        if !paused && continuePending {
-            continuePending = false
-            output.append(contentsOf: Self.continueResponse)
-            scheduleFlush()
+        guard exchange === self.exchange else { return }
+        switch machine.setBodyPaused(paused, at: loop.now) {
+        case .unchanged:
+            return
+        case .paused:
+            break
+        case .resumed(let sendContinue):
+            if sendContinue {
+                output.append(contentsOf: Self.continueResponse)
+                scheduleFlush()
+            }
+            scheduleProcessing()
         }
-        guard bodyPaused != paused else { return }
-        bodyPaused = paused
-        if !paused { scheduleProcessing() }
         updateInterest()
+        updateTimer()
     }
 
     static let continueResponse = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
@@ -134,31 +109,31 @@ extension ServerConnection {
     /// Flushes once per loop iteration, so that a head and the first body bytes (or a
     /// whole small response) leave in one send.
     func scheduleFlush() {
-        guard !flushScheduled, !closed else { return }
-        if !processScheduled { loop.runAfterEvents(self) }
-        flushScheduled = true
+        schedule(.flush)
     }
 
     func scheduleProcessing() {
-        guard !processScheduled, !closed else { return }
-        if !flushScheduled { loop.runAfterEvents(self) }
-        processScheduled = true
+        schedule(.process)
+    }
+
+    private func schedule(_ work: ScheduledWork) {
+        guard !scheduled.contains(work), !machine.isClosed else { return }
+        if scheduled.isEmpty { loop.runAfterEvents(self) }
+        scheduled.insert(work)
     }
 
     /// Runs what `scheduleProcessing` and `scheduleFlush` asked for, once per loop turn:
     /// pipelined requests first, then one send for everything queued.
     func runDeferredWork() {
-        let process = processScheduled
-        let flushNow = flushScheduled
-        processScheduled = false
-        flushScheduled = false
-        if process && !closed { processInput() }
-        if flushNow && !closed { flush() }
-        if !closed { updateInterest() }
+        let work = scheduled
+        scheduled = []
+        if work.contains(.process) && !machine.isClosed { processInput() }
+        if work.contains(.flush) && !machine.isClosed { flush() }
+        if !machine.isClosed { updateInterest() }
     }
 
     func flush() {
-        guard !closed else { return }
+        guard !machine.isClosed else { return }
         while outputOffset < output.count {
             let written: Int
             do {
@@ -176,14 +151,14 @@ extension ServerConnection {
             // A small buffer is kept for the next response; a large one (left by a big or
             // slow download) is not kept by a connection that may now sit idle for long.
             output.removeAll(keepingCapacity: output.capacity <= (exchange != nil ? 1 << 20 : 2048))
-            if closeAfterFlush { return lingerThenClose() }
         } else if outputOffset > 64 * 1024 && outputOffset * 2 > output.count {
             output.removeFirst(outputOffset)
             outputOffset = 0
         }
-        if overHighWater && pendingOutput <= server.settings.outboundHighWater / 4 {
-            overHighWater = false
-            handler?.responseDrained()
+        switch machine.outputFlushed(pending: pendingOutput, highWater: server.settings.outboundHighWater) {
+        case .linger: return lingerThenClose()
+        case .drained: handler?.responseDrained()
+        case .none: break
         }
         updateTimer()
     }

@@ -1,10 +1,11 @@
 import LatchkeyHTTP
 import LatchkeyLoop
 
-/// One client connection on one loop: reads and decodes requests, hands each to the
-/// proxy as a `ServerExchange`, frames and writes the response, and enforces the
-/// timeouts. Requests on a connection are answered strictly in order: the next pipelined
-/// request is decoded only after the previous response has been finished.
+/// One client connection on one loop, the I/O glue around its `ConnectionMachine`: reads
+/// and decodes requests, hands each to the proxy as a `ServerExchange`, writes the
+/// response, and arms the timer, each as the machine decides. Requests on a connection are
+/// answered strictly in order: the next pipelined request is decoded only after the
+/// previous response has been finished.
 final class ServerConnection: IOHandler, DeferredWork {
     let socket: Socket
     let peer: SocketAddress?
@@ -21,43 +22,19 @@ final class ServerConnection: IOHandler, DeferredWork {
 
     var exchange: ServerExchange?
     var handler: ExchangeHandler?
-    var requestPhase = RequestPhase.awaitingHead
-    var bodyPaused = false
-    var continuePending = false
-    var framing = ResponseFraming.notStarted
-    var keepAlive = true
-    var overHighWater = false
-    var closeAfterFlush = false
-    var flushScheduled = false
-    var processScheduled = false
-    var closed = false
-    var lingering = false
+    /// The protocol state; this class only performs what it decides.
+    var machine: ConnectionMachine
+    /// Work asked for in this loop turn, run once after the events (`runDeferredWork`).
+    var scheduled: ScheduledWork = []
 
     lazy var timer = LoopTimer { [unowned self] in self.timerFired() }
-    var timerMode = TimerMode.none
-    /// When the first byte of the current request head arrived (slow-loris defence: the
-    /// head timeout is not extended by trickling bytes).
-    var headStartedAt: LoopInstant?
+    /// Where the timer is armed, so that an unchanged deadline costs nothing.
+    var armedDeadline: LoopInstant?
 
-    enum RequestPhase {
-        case awaitingHead
-        case body
-        case complete
-    }
-
-    enum ResponseFraming {
-        case notStarted
-        case bodiless
-        case length(remaining: UInt64)
-        case chunked
-        case closeDelimited
-    }
-
-    enum TimerMode: Equatable {
-        case none
-        case idle
-        case head
-        case waitingOnClient
+    struct ScheduledWork: OptionSet {
+        let rawValue: UInt8
+        static let process = ScheduledWork(rawValue: 1 << 0)
+        static let flush = ScheduledWork(rawValue: 1 << 1)
     }
 
     init(socket: Socket, peer: SocketAddress?, listener: ListenerInfo, server: HTTPServer) {
@@ -67,9 +44,8 @@ final class ServerConnection: IOHandler, DeferredWork {
         self.server = server
         input = InputBuffer(pool: server.inputBuffers)
         decoder = RequestDecoder(limits: server.settings.http)
+        machine = ConnectionMachine(openedAt: server.loop.now)
     }
-
-    var isIdle: Bool { exchange == nil && input.isEmpty && pendingOutput == 0 }
 
     var pendingOutput: Int { output.count - outputOffset }
 
@@ -84,24 +60,23 @@ final class ServerConnection: IOHandler, DeferredWork {
     // MARK: IO events
 
     func handleIO(_ events: IOEvents) {
-        if lingering { return discardUntilClosed() }
+        if machine.isLingering { return discardUntilClosed() }
         if events.contains(.writable) { flush() }
         // epoll reports a reset or hang-up even without read interest (a full buffer): we
         // would not read it, and level-triggered epoll would report it on every turn.
-        if !closed, !interest.contains(.readable), !events.isDisjoint(with: [.hangup, .error]) {
+        if !machine.isClosed, !interest.contains(.readable), !events.isDisjoint(with: [.hangup, .error]) {
             return close()
         }
-        if !closed, !events.isDisjoint(with: [.readable, .hangup, .error]) { readInput() }
-        if !closed { updateInterest() }
+        if !machine.isClosed, !events.isDisjoint(with: [.readable, .hangup, .error]) { readInput() }
+        if !machine.isClosed { updateInterest() }
     }
 
     func readInput() {
-        while !closed {
+        while !machine.isClosed {
             if input.isFull {
                 // A head larger than the buffer may grow it up to the header limit; the
                 // decoder rejects anything beyond. Otherwise a full buffer is backpressure.
-                guard requestPhase == .awaitingHead, exchange == nil,
-                      input.grow(upTo: decoder.limits.maxHeaderBytes + 4096) else { break }
+                guard machine.isAwaitingHead, input.grow(upTo: decoder.limits.maxHeaderBytes + 4096) else { break }
             }
             let space = input.writableSpace()
             let count: Int?
@@ -116,7 +91,7 @@ final class ServerConnection: IOHandler, DeferredWork {
                 close()
                 return
             }
-            if headStartedAt == nil, exchange == nil { headStartedAt = loop.now }
+            machine.bytesArrived(at: loop.now)
             input.didWrite(count)
             if count < space.count { break }
         }
@@ -126,10 +101,10 @@ final class ServerConnection: IOHandler, DeferredWork {
 
     /// Decodes what is buffered as far as the current request allows.
     func processInput() {
-        while !closed {
-            switch requestPhase {
-            case .awaitingHead:
-                guard exchange == nil, !input.isEmpty else { return updateTimer() }
+        while true {
+            switch machine.decodeStep {
+            case .head:
+                guard !input.isEmpty else { return updateTimer() }
                 let step = decoder.decode(input.readable)
                 input.consume(step.consumed)
                 switch step.event {
@@ -138,10 +113,10 @@ final class ServerConnection: IOHandler, DeferredWork {
                 case .error(let error):
                     return reject(ErrorDocument(error))
                 case .needMore, .body, .end:
+                    machine.headIncomplete(bufferEmpty: input.isEmpty)
                     return updateTimer()
                 }
             case .body:
-                guard !bodyPaused else { return updateTimer() }
                 let step = decoder.decode(input.readable)
                 switch step.event {
                 case .body(let range):
@@ -149,7 +124,7 @@ final class ServerConnection: IOHandler, DeferredWork {
                     input.consume(step.consumed)
                 case .end:
                     input.consume(step.consumed)
-                    requestPhase = .complete
+                    machine.bodyEnded()
                     handler?.requestBodyEnded()
                 case .needMore:
                     input.consume(step.consumed)
@@ -160,71 +135,66 @@ final class ServerConnection: IOHandler, DeferredWork {
                 case .head:
                     return
                 }
-            case .complete:
+            case .none:
                 return updateTimer()
             }
         }
     }
 
     func startExchange(_ head: RequestHead) {
-        headStartedAt = nil
         let exchange = ServerExchange(head: head, listener: listener, peer: peer, receivedAt: loop.now, connection: self)
         self.exchange = exchange
-        requestPhase = .body
-        framing = .notStarted
-        keepAlive = head.keepAlive && !server.isShuttingDown
-        let hasBody = head.framing != .none
-        continuePending = head.expectsContinue && hasBody && head.version == .http1_1
-        bodyPaused = continuePending
-
-        if let limit = server.settings.maxRequestBodyBytes, case .length(let length) = head.framing, length > limit {
-            return reject(ErrorDocument(status: 413, error: "payload_too_large", message: "request body is larger than the \(limit)-byte limit"), exchange: exchange)
-        }
-        if !hasBody {
+        let keepAlive = head.keepAlive && !server.isShuttingDown
+        let action = machine.headDecoded(head, at: loop.now, keepAlive: keepAlive, settings: server.settings)
+        if case .reject(let document) = action { return answerItself(document, exchange: exchange) }
+        if action == .deliverWithoutBody {
             // Take the decoder past this request's (empty) end now, so that an answer given
             // inside `handle` finds the request complete and keeps the connection.
             _ = decoder.decode(UnsafeRawBufferPointer(start: nil, count: 0))
-            requestPhase = .complete
         }
         let handler = server.handler.handle(exchange)
         // The handler may already have answered (a 404, a refusal) inside `handle`.
         guard !exchange.finished else { return }
         self.handler = handler
-        if !hasBody { handler.requestBodyEnded() }
+        if action == .deliverWithoutBody { handler.requestBodyEnded() }
     }
 
     func deliverBody(_ bytes: UnsafeRawBufferPointer) {
         guard let exchange else { return }
         exchange.requestBodyBytes += UInt64(bytes.count)
-        if let limit = server.settings.maxRequestBodyBytes, exchange.requestBodyBytes > limit {
-            return failRequestBody(ErrorDocument(status: 413, error: "payload_too_large", message: "request body is larger than the \(limit)-byte limit"))
+        if let document = machine.bodyOverLimit(total: exchange.requestBodyBytes, settings: server.settings) {
+            return failRequestBody(document)
         }
         handler?.requestBody(bytes)
     }
 
-    /// The request body turned out malformed or too large after the exchange started.
+    /// The request body turned out malformed, too large or too slow after the exchange
+    /// started.
     func failRequestBody(_ document: ErrorDocument) {
         let handler = self.handler
         self.handler = nil
         handler?.exchangeAborted(.requestRejected)
         guard let exchange else { return }
-        if case .notStarted = framing {
-            reject(document, exchange: exchange)
+        if machine.bodyFailureIsAnswerable {
+            machine.serverAnswers()
+            answerItself(document, exchange: exchange)
         } else {
             abort(exchange)
         }
     }
 
-    /// Answers a request the server refuses on its own and closes the connection after it:
-    /// the rest of the byte stream cannot be trusted to frame another request.
-    func reject(_ document: ErrorDocument, exchange: ServerExchange? = nil) {
-        keepAlive = false
-        continuePending = false
-        let exchange = exchange ?? ServerExchange(
+    /// Answers a request the server refuses on its own before it became an exchange (a
+    /// malformed head, a head too slow), and closes the connection after it.
+    func reject(_ document: ErrorDocument) {
+        machine.serverAnswers()
+        let exchange = ServerExchange(
             head: RequestHead(method: "", target: "", version: .http1_1, fields: [], framing: .none, keepAlive: false, expectsContinue: false),
             listener: listener, peer: peer, receivedAt: loop.now, connection: self)
         self.exchange = exchange
-        requestPhase = .complete
+        answerItself(document, exchange: exchange)
+    }
+
+    private func answerItself(_ document: ErrorDocument, exchange: ServerExchange) {
         exchange.respond(document)
         server.handler.serverAnswered(exchange)
     }

@@ -196,6 +196,20 @@ def test_connection_cap_is_503(latchkey, upstream):
     assert wait_until(lambda: p.get("/echo").status == 200, timeout=10)
 
 
+def test_connection_cap_is_for_the_process_not_each_loop(latchkey, upstream):
+    # Split per loop (3 each), five connections fit only if the loops take them 3 + 2;
+    # accepts are far from even, so a per-loop cap refused some of them.
+    p = latchkey.serve(config(upstream.url, limits={"max_connections": 6}, server={"loops": 2}))
+    held = [p.conn() for _ in range(5)]  # one spare for the start-up probe, if still counted
+    try:
+        for c in held:
+            c.request("GET", "/echo", host=p.host_header)
+            assert c.read_response().status == 200
+    finally:
+        for c in held:
+            c.close()
+
+
 def test_errors_are_logged_with_reason(latchkey):
     p = latchkey.quick(f"http://127.0.0.1:{free_port()}")
     assert p.get("/echo").status == 502

@@ -1,6 +1,7 @@
 """Regressions found in review: upstream framing that disagrees with itself, injected query
-credentials echoed in redirects, a stale head clock on a keep-alive connection, and a reset
-client whose connection epoll keeps reporting."""
+credentials echoed in redirects, and a reset client whose connection epoll keeps reporting
+(the socket glue's part; the stale head clock after a stray CRLF is a state-logic case, now
+in ConnectionMachineTests)."""
 
 import os
 import socket
@@ -67,21 +68,6 @@ def test_redirect_does_not_hand_the_injected_query_credential_to_the_client(latc
         assert TOKEN not in (r.header("content-location") or ""), r.headers
     finally:
         up.close()
-
-
-def test_stray_crlf_between_requests_does_not_start_the_head_clock(latchkey, upstream):
-    p = latchkey.serve(config(upstream.url, limits={"head_timeout": "1s", "idle_timeout": "30s"}))
-    with p.conn() as c:
-        c.request("POST", "/echo", body=b"hi", host=p.host_header)
-        assert c.read_response().status == 200
-        c.send(b"\r\n")            # RFC 9112 §2.2: tolerated between requests
-        time.sleep(2.0)            # longer than head_timeout, idle in between
-        head = f"GET /echo HTTP/1.1\r\nHost: {p.host_header}\r\n\r\n".encode()
-        c.send(head[:10])
-        time.sleep(0.2)
-        c.send(head[10:])
-        r = c.read_response()
-        assert r.status == 200, r
 
 
 def _cpu_seconds(pid):

@@ -118,6 +118,33 @@ def test_head_timeout_silent_connection(latchkey, upstream):
         assert time.monotonic() - t0 < 8
 
 
+def test_new_connection_that_sends_nothing_is_closed_at_head_timeout(latchkey, upstream):
+    p = latchkey.serve(config(upstream.url, limits={"head_timeout": "1s", "idle_timeout": "30s"}))
+    with p.conn() as c:
+        t0 = time.monotonic()
+        assert c.closed_by_peer(10), "a connection that sent nothing was kept past the head timeout"
+        assert time.monotonic() - t0 < 8
+
+
+def test_body_timeout_cuts_a_trickled_body_with_408(latchkey, upstream):
+    p = latchkey.serve(config(upstream.url, limits={"body_timeout": "2s", "idle_timeout": "30s"}))
+    c = p.conn()
+    c.send(f"POST /echo HTTP/1.1\r\nHost: {p.host_header}\r\nContent-Length: 100\r\n\r\n".encode())
+    t0 = time.monotonic()
+    for _ in range(40):  # a body byte every 0.5 s, well inside the idle timeout, for up to 20 s
+        c.send(b"x")
+        readable, _, _ = select.select([c.sock], [], [], 0.5)
+        if readable:
+            break
+    r = c.read_response(timeout=10)
+    elapsed = time.monotonic() - t0
+    assert r.status == 408, r
+    assert r.json()["error"] == "request_timeout"
+    assert c.closed_by_peer(10), "the connection stayed open after the body timeout"
+    c.close()
+    assert elapsed < 8, f"a trickled body was cut only after {elapsed:.1f}s with a 2s body timeout"
+
+
 # ----- Host (DNS rebinding) -----------------------------------------------------------
 
 def test_unknown_host_refused(proxy, upstream):

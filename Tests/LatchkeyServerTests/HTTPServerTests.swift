@@ -49,6 +49,36 @@ import Testing
         #expect(client.read(until: "}").hasPrefix("HTTP/1.1 408 "))
     }
 
+    @Test func silentNewConnectionIsClosedAtTheHeadTimeout() throws {
+        let server = try ServerHarness(settings: ConnectionSettings(headTimeout: .milliseconds(300), idleTimeout: .seconds(30)))
+        let client = try TestClient(port: server.port)
+        let opened = ContinuousClock.now
+        #expect(client.peerClosed())
+        #expect(ContinuousClock.now - opened < .seconds(4))
+    }
+
+    @Test func trickledBodyGets408AtTheBodyTimeout() throws {
+        let server = try ServerHarness(settings: ConnectionSettings(idleTimeout: .seconds(30), bodyTimeout: .milliseconds(500)))
+        let client = try TestClient(port: server.port)
+        client.send("POST /t HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nab")
+        let text = client.read(until: "}")
+        #expect(text.hasPrefix("HTTP/1.1 408 "))
+        #expect(text.contains("Connection: close"))
+        #expect(text.contains("request body did not arrive in time"))
+    }
+
+    @Test func connectionCapIsSharedByTheLoopsOfAProcess() throws {
+        let count = ConnectionCount()
+        let first = try ServerHarness(settings: ConnectionSettings(maxConnections: 1), connectionCount: count)
+        let second = try ServerHarness(settings: ConnectionSettings(maxConnections: 1), connectionCount: count)
+        let admitted = try TestClient(port: first.port)
+        admitted.send("GET /1 HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(admitted.read(until: "bytes=").contains("GET /1"))
+        let refused = try TestClient(port: second.port)
+        #expect(refused.read(until: "}").hasPrefix("HTTP/1.1 503 "))
+        #expect(count.current == 1)
+    }
+
     @Test func connectionsOverTheCapGet503() throws {
         let server = try ServerHarness(settings: ConnectionSettings(maxConnections: 1))
         let first = try TestClient(port: server.port)

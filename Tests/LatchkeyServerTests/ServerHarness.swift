@@ -11,13 +11,14 @@ final class ServerHarness: Sendable {
     let thread: EventLoopThread
     let connectionEvents = ConnectionEventLog()
 
-    init(settings: ConnectionSettings = .init()) throws {
+    /// `connectionCount`: shared with other harnesses to stand for a process's other loops.
+    init(settings: ConnectionSettings = .init(), connectionCount: ConnectionCount = ConnectionCount()) throws {
         let listener = try ListeningSocket(address: .ipv4(host: "127.0.0.1", port: 0), index: 0)
         self.listener = listener
         let connectionEvents = self.connectionEvents
         thread = try EventLoopThread(index: 0) { loop in
             let handler = EchoServerHandler(connectionEvents: connectionEvents)
-            let server = HTTPServer(loop: loop, settings: settings, handler: handler)
+            let server = HTTPServer(loop: loop, settings: settings, handler: handler, connectionCount: connectionCount)
             try server.listen(on: listener)
             loop.attach(handler)
             loop.attach(server)

@@ -202,6 +202,14 @@ struct ConfigValidationTests {
         ])
     }
 
+    @Test func bodyTimeoutIsReadAndMustBePositive() throws {
+        let config = try ConfigTestSupport.load(ConfigTestSupport.minimalRoutes + "\nlimits: { body_timeout: 90s }\n")
+        #expect(config.limits.bodyTimeout == .seconds(90))
+        #expect(try ConfigTestSupport.load(ConfigTestSupport.minimalRoutes).limits.bodyTimeout == .seconds(60))
+        let problems = ConfigTestSupport.problems(ConfigTestSupport.minimalRoutes + "\nlimits: { body_timeout: 0s }\n")
+        #expect(problems.map(\.path) == ["limits.body_timeout"])
+    }
+
     /// A user may paste a secret anywhere; no message may echo it.
     @Test func messagesNeverContainTheSecret() throws {
         let secret = "SUPERSECRET-7f3a9"

@@ -263,18 +263,21 @@ public struct Limits: Sendable, Equatable {
     public var maxHeaderCount: Int
     /// Largest request body accepted; nil means unlimited (bodies stream).
     public var maxRequestBodyBytes: UInt64?
-    /// Client connections for the whole process (each loop takes its share); more are
-    /// answered 503 and closed.
+    /// Client connections for the whole process, all loops together; more are answered
+    /// 503 and closed.
     public var maxConnections: Int
     /// Time allowed for a client to send a complete request head.
     public var headTimeout: Duration
     /// Time an idle keep-alive connection is kept open.
     public var idleTimeout: Duration
+    /// Time allowed for a whole request body to arrive (time the proxy itself holds the
+    /// body back does not count).
+    public var bodyTimeout: Duration
 
     public init(
         maxRequestLineBytes: Int = 8192, maxHeaderBytes: Int = 65536, maxHeaderCount: Int = 100,
         maxRequestBodyBytes: UInt64? = nil, maxConnections: Int = 10_000,
-        headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60)
+        headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), bodyTimeout: Duration = .seconds(60)
     ) {
         self.maxRequestLineBytes = maxRequestLineBytes
         self.maxHeaderBytes = maxHeaderBytes
@@ -283,6 +286,7 @@ public struct Limits: Sendable, Equatable {
         self.maxConnections = maxConnections
         self.headTimeout = headTimeout
         self.idleTimeout = idleTimeout
+        self.bodyTimeout = bodyTimeout
     }
 }
 

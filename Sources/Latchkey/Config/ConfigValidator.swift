@@ -280,6 +280,7 @@ struct ConfigValidator {
         }
         if let value = positiveDuration(raw.headTimeout, at: path / "head_timeout") { limits.headTimeout = value }
         if let value = positiveDuration(raw.idleTimeout, at: path / "idle_timeout") { limits.idleTimeout = value }
+        if let value = positiveDuration(raw.bodyTimeout, at: path / "body_timeout") { limits.bodyTimeout = value }
         return limits
     }
 

@@ -319,7 +319,7 @@ struct RawCookies: Decodable {
 struct RawLimits: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case max_request_line, max_header_bytes, max_headers, max_body_bytes, max_connections
-        case head_timeout, idle_timeout
+        case head_timeout, idle_timeout, body_timeout
     }
 
     var maxRequestLine: RawByteSize?
@@ -329,6 +329,7 @@ struct RawLimits: Decodable {
     var maxConnections: Int?
     var headTimeout: RawDuration?
     var idleTimeout: RawDuration?
+    var bodyTimeout: RawDuration?
 
     init(from decoder: any Decoder) throws {
         let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping")
@@ -339,6 +340,7 @@ struct RawLimits: Decodable {
         maxConnections = f(.max_connections)
         headTimeout = f(.head_timeout)
         idleTimeout = f(.idle_timeout)
+        bodyTimeout = f(.body_timeout)
     }
 }
 

@@ -34,7 +34,7 @@ extension ProxyRuntime {
 
             services.credentials.replace(with: secrets)
             next.identities.start()
-            install(next.context, settings: ConnectionSettings(loaded.limits, loops: loaded.server.resolvedLoops))
+            install(next.context, settings: ConnectionSettings(loaded.limits))
             // No loop routes by the running configuration any more: what only it had can go.
             services.credentials.retain(only: secrets)
             current.identities.retire(replacedBy: next.identities, reason: .failing(reason: Self.stoppedByReload, retryAt: Date()))

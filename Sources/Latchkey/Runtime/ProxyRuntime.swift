@@ -58,14 +58,15 @@ public final class ProxyRuntime: Sendable {
                                        client: client, policies: try Self.policies(config, bound: listeners))
         self.running = Mutex(running)
         let context = running.context
-        let settings = ConnectionSettings(config.limits, loops: config.server.resolvedLoops)
+        let settings = ConnectionSettings(config.limits)
         let count = config.server.resolvedLoops
+        let connectionCount = ConnectionCount()
         var loops: [EventLoopThread] = []
         for index in 0..<count {
             let sockets = self.sockets
             loops.append(try EventLoopThread(index: index) { loop in
                 let handler = try ProxyHandler(loop: loop, context: context)
-                let server = HTTPServer(loop: loop, settings: settings, handler: handler)
+                let server = HTTPServer(loop: loop, settings: settings, handler: handler, connectionCount: connectionCount)
                 for socket in sockets { try server.listen(on: socket) }
                 loop.attach(handler)
                 loop.attach(server)
@@ -176,7 +177,7 @@ extension ListenAddress {
 }
 
 extension ConnectionSettings {
-    init(_ limits: Limits, loops: Int) {
+    init(_ limits: Limits) {
         self.init(
             http: HTTPLimits(
                 maxRequestLineBytes: limits.maxRequestLineBytes,
@@ -185,8 +186,9 @@ extension ConnectionSettings {
             ),
             headTimeout: limits.headTimeout,
             idleTimeout: limits.idleTimeout,
-            // The cap is for the process; each loop takes its share.
-            maxConnections: max(1, (limits.maxConnections + loops - 1) / loops),
+            bodyTimeout: limits.bodyTimeout,
+            // The cap is for the process: the loops' servers share one count.
+            maxConnections: limits.maxConnections,
             maxRequestBodyBytes: limits.maxRequestBodyBytes
         )
     }

@@ -1,0 +1,49 @@
+import LatchkeyLoop
+
+/// The connection's one timer: when it is due follows from the state, and so does what its
+/// expiry means.
+extension ConnectionMachine {
+    enum TimerAction: Equatable {
+        /// The client is gone or idle too long: close without an answer.
+        case close
+        /// The request head did not arrive in time: answer 408 and close.
+        case headTimedOut(ErrorDocument)
+        /// The request body did not arrive in time: refuse it with 408 and close.
+        case bodyTimedOut(ErrorDocument)
+    }
+
+    /// When the timer is due, or nil for no timer (the handler is working on a request and
+    /// nothing waits on the client). `outputPending`: response bytes wait for the socket.
+    /// Idle-type deadlines run from `now`: any progress restarts them.
+    func timerDeadline(now: LoopInstant, outputPending: Bool, settings: ConnectionSettings) -> LoopInstant? {
+        switch state {
+        case .opened(let since), .readingHead(let since):
+            return since.advanced(by: settings.headTimeout)
+        case .idle, .closingAfterFlush:
+            return now.advanced(by: settings.idleTimeout)
+        case .exchange(let exchange):
+            let idle = now.advanced(by: settings.idleTimeout)
+            if case .reading(let deadline) = exchange.request { return min(idle, deadline) }
+            return outputPending ? idle : nil
+        case .lingering(let until):
+            return until
+        case .closed:
+            return nil
+        }
+    }
+
+    /// The timer set from `timerDeadline` fired at `now`.
+    func timerFired(at now: LoopInstant) -> TimerAction {
+        switch state {
+        case .readingHead:
+            return .headTimedOut(ErrorDocument(status: 408, error: "request_timeout", message: "the request head did not arrive in time"))
+        case .exchange(let exchange):
+            if case .reading(let deadline) = exchange.request, deadline <= now {
+                return .bodyTimedOut(ErrorDocument(status: 408, error: "request_timeout", message: "the request body did not arrive in time"))
+            }
+            return .close
+        case .opened, .idle, .closingAfterFlush, .lingering, .closed:
+            return .close
+        }
+    }
+}
