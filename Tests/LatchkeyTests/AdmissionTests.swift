@@ -29,7 +29,7 @@ import Testing
         head.append(name: "Host", value: Self.host)
         for (name, value) in fields { head.append(name: name, value: value) }
         return admission.decide(RequestHead(method: method, target: target, fields: head), listener: 0, peer: nil,
-                                credentials: CredentialSnapshot(generation: 1, values: credentials), now: Date())
+                                credentials: CredentialSnapshot(generation: 1, values: credentials), now: Date.init)
     }
 
     /// The refusal's status and error code, or nil for any other decision.
@@ -54,12 +54,12 @@ import Testing
         var head = RequestHead(method: "GET", target: "/.latchkey/health")
         head.fields.append(name: "Host", value: "evil.example")
         let snapshot = CredentialSnapshot(generation: 1, values: [:])
-        guard case .serve(.health) = admission.decide(head, listener: 0, peer: nil, credentials: snapshot, now: Date()) else {
+        guard case .serve(.health) = admission.decide(head, listener: 0, peer: nil, credentials: snapshot, now: Date.init) else {
             Issue.record("health was not served")
             return
         }
         head.target = Readiness.path
-        guard case .serve(.readiness) = admission.decide(head, listener: 0, peer: nil, credentials: snapshot, now: Date()) else {
+        guard case .serve(.readiness) = admission.decide(head, listener: 0, peer: nil, credentials: snapshot, now: Date.init) else {
             Issue.record("readiness was not served")
             return
         }
@@ -77,7 +77,7 @@ import Testing
         let admission = try admission([route()])
         var head = RequestHead(method: "GET", target: "/api/x")
         head.fields.append(name: "Host", value: "evil.example")
-        let decision = admission.decide(head, listener: 0, peer: nil, credentials: CredentialSnapshot(generation: 1, values: [:]), now: Date())
+        let decision = admission.decide(head, listener: 0, peer: nil, credentials: CredentialSnapshot(generation: 1, values: [:]), now: Date.init)
         #expect(refusal(decision)! == (421, "unknown_host"))
         #expect(refusal(decide(admission, "GET", "/api/../x"))! == (400, "bad_request"))
         #expect(refusal(decide(admission, "GET", "/nothing"))! == (404, "no_route"))

@@ -162,8 +162,11 @@ public struct RouteConfig: Sendable, Equatable {
         self.allowedMethods = allowedMethods
     }
 
-    /// The methods `allowedMethods` may list: refused by default where credentials are injected.
-    public static let refusableMethods: Set<String> = ["TRACE", "CONNECT"]
+    /// The methods `allowedMethods` may list, refused by default where credentials are
+    /// injected: `TRACE` and `CONNECT`. Two comparisons, on the path of every request.
+    public static func isRefusable(method: String) -> Bool {
+        method == "TRACE" || method == "CONNECT"
+    }
 
     /// The identity whose token the route injects, if any (validation allows one).
     public var identity: String? {

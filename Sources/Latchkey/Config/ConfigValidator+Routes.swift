@@ -187,7 +187,7 @@ extension ConfigValidator {
         var allowedMethods: [String] = []
         for (methodIndex, method) in raw.allowMethods?.decoded ?? [] {
             // Methods are case-sensitive (RFC 9110 §9.1): `trace` is another method.
-            if RouteConfig.refusableMethods.contains(method) {
+            if RouteConfig.isRefusable(method: method) {
                 allowedMethods.append(method)
             } else {
                 diagnostics.error((path / "allow_methods")[methodIndex], "\(method) is not refused on any route",

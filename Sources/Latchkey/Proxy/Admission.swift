@@ -48,8 +48,9 @@ struct Admission: Sendable {
         case handOff(Forward, HandoffConfig, HandoffCaller, destination: String)
     }
 
-    /// `credentials`: the credential values in force; `now` for the session cookie's expiry.
-    func decide(_ head: RequestHead, listener: Int, peer: SocketAddress?, credentials: CredentialSnapshot, now: Date) -> Decision {
+    /// `credentials`: the credential values in force; `now` for the session cookie's expiry,
+    /// read only on listeners with sessions.
+    func decide(_ head: RequestHead, listener: Int, peer: SocketAddress?, credentials: CredentialSnapshot, now: () -> Date) -> Decision {
         // Health and readiness say nothing secret and are probed without credentials
         // (Docker's HEALTHCHECK, a kubelet at the pod's address), so they come before
         // every check.
@@ -75,7 +76,7 @@ struct Admission: Sendable {
             if head.target == SessionGate.loginPath || head.target.hasPrefix(SessionGate.loginPath + "?") {
                 return .serve(.loginLink(gate))
             }
-            guard gate.admits(head.fields, now: now) else {
+            guard gate.admits(head.fields, now: now()) else {
                 return refuse(401, "unauthorized", "this listener requires a session: open a login link made by `latchkey login-link ROUTE`")
             }
         }
@@ -144,7 +145,7 @@ struct Admission: Sendable {
     private static func credentialRefusal(_ head: RequestHead, host: String?, policy: ListenerPolicy, route: Route) -> ErrorDocument? {
         // TRACE echoes the request (RFC 9110 §9.3.8), and an upstream that takes an
         // origin-form CONNECT may do the same.
-        if RouteConfig.refusableMethods.contains(head.method), !route.allowedMethods.contains(head.method) {
+        if RouteConfig.isRefusable(method: head.method), !route.allowedMethods.contains(head.method) {
             return ErrorDocument(status: 405, error: "method_not_allowed",
                                  message: "\(head.method) is refused on a route that injects credentials; the route's allow_methods may list it",
                                  route: route.name)

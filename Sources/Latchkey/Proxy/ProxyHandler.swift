@@ -72,7 +72,7 @@ final class ProxyHandler: ServerHandler {
     func handle(_ exchange: ServerExchange) -> ExchangeHandler {
         let context = context
         let decision = context.admission.decide(exchange.head, listener: exchange.listener.index, peer: exchange.peer,
-                                                credentials: context.credentials.snapshot, now: Date())
+                                                credentials: context.credentials.snapshot, now: Date.init)
         switch decision {
         case .serve(let endpoint):
             serve(endpoint, to: exchange, in: context)

@@ -31,7 +31,8 @@ final class Route: Sendable {
     /// `jar: proxy`: the identity's jar goes with every request, and the upstream's cookies
     /// stay with the proxy.
     let keepsCookies: Bool
-    /// Of `RouteConfig.refusableMethods`, those the route forwards although it injects.
+    /// Of the refusable methods (`RouteConfig.isRefusable`), those the route forwards
+    /// although it injects.
     let allowedMethods: Set<String>
 
     /// nil when the upstream URL cannot be taken apart (validation has ruled that out).
