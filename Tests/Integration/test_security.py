@@ -203,6 +203,74 @@ def test_cross_site_allowed_on_route_without_credentials(latchkey, upstream):
     assert r.status == 200, r
 
 
+# ----- TRACE and CONNECT on routes that inject, two browser headers, same-site pages -------
+
+@pytest.mark.parametrize("method", ["TRACE", "CONNECT"])
+def test_trace_and_origin_form_connect_refused_where_credentials_are_injected(proxy, upstream, method):
+    """An upstream that echoes the request (TRACE does, RFC 9110 §9.3.8) would show the
+    injected token to the client."""
+    with proxy.conn() as c:
+        c.send(f"{method} /echo HTTP/1.1\r\nHost: {proxy.host_header}\r\n\r\n".encode())
+        r = c.read_response(method=method, timeout=10)
+    assert r.status == 405, r
+    assert r.json()["error"] == "method_not_allowed"
+    assert TOKEN.encode() not in r.body
+    assert upstream.accepted == 0
+
+
+def test_allow_methods_forwards_trace(latchkey, upstream):
+    p = latchkey.serve(config(upstream.url, route={"allow_methods": ["TRACE"]}))
+    r = p.request("TRACE", "/echo")
+    assert r.status == 200, r
+    assert r.json()["method"] == "TRACE"
+    with p.conn() as c:
+        c.send(f"CONNECT /echo HTTP/1.1\r\nHost: {p.host_header}\r\n\r\n".encode())
+        assert c.read_response(method="CONNECT", timeout=10).status == 405
+
+
+def test_trace_forwarded_on_route_without_credentials(latchkey, upstream):
+    p = latchkey.serve(config(upstream.url, route={"inject": []}))
+    assert p.request("TRACE", "/echo").status == 200
+
+
+@pytest.mark.parametrize("name,value", [("Origin", None), ("Sec-Fetch-Site", "same-origin")])
+def test_two_origin_or_fetch_site_lines_refused(proxy, upstream, name, value):
+    """Only the first line used to be checked: a second could carry the real site."""
+    value = value or f"http://{proxy.host_header}"
+    other = "https://evil.example" if name == "Origin" else "cross-site"
+    for pair in ([value, value], [value, other]):
+        r = proxy.get("/echo", headers=[(name, pair[0]), (name, pair[1])])
+        assert r.status == 400, r
+        assert name in r.json()["message"]
+    assert upstream.accepted == 0
+
+
+def test_same_site_page_refused_on_loopback(proxy, upstream):
+    """A page on another localhost port is the same site as the proxy, another origin."""
+    r = proxy.request("POST", "/echo", headers=[("Origin", "http://localhost:3000"), ("Sec-Fetch-Site", "same-site")],
+                      body=b"{}")
+    assert r.status == 403, r
+    assert r.json()["error"] == "cross_site"
+    assert proxy.get("/echo", headers=[("Sec-Fetch-Site", "same-site")]).status == 403
+    assert upstream.accepted == 0
+
+
+def test_allowed_origins_admits_an_app_under_development(latchkey, upstream):
+    p = latchkey.serve(config(upstream.url, listeners=[{"name": "main", "allowed_origins": ["http://localhost:3000"]}]))
+    app = [("Origin", "http://localhost:3000"), ("Sec-Fetch-Site", "same-site")]
+    r = p.request("POST", "/echo", headers=app, body=b"{}")
+    assert r.status == 200, r
+    assert [v for k, v in r.json()["headers"] if k.lower() == "authorization"] == [f"Bearer {TOKEN}"]
+    other = [("Origin", "http://localhost:3001"), ("Sec-Fetch-Site", "same-site")]
+    assert p.request("POST", "/echo", headers=other, body=b"{}").status == 403
+
+
+def test_invalid_allowed_origin_names_the_key(latchkey, upstream):
+    p = latchkey.serve(config(upstream.url, listeners=[{"name": "main", "allowed_origins": ["localhost:3000"]}]), wait=False)
+    assert p.wait_exit(30) not in (None, 0)
+    assert "listeners[0].allowed_origins[0]" in p.log(), p.log()
+
+
 # ----- inbound access ---------------------------------------------------------------------
 
 def _secret_listener(tmp_path, listen=None):

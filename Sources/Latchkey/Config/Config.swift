@@ -65,12 +65,17 @@ public struct ListenerConfig: Sendable, Equatable {
     public var address: ListenAddress
     /// Host header values accepted beyond the loopback names with the listen port.
     public var allowedHosts: [String]
+    /// Browser origins (lower-cased, `scheme://host[:port]`) whose requests may use the
+    /// credentials although they are another site: an app under development on another port.
+    public var allowedOrigins: [String]
     public var inbound: InboundAccess
 
-    public init(name: String, address: ListenAddress, allowedHosts: [String] = [], inbound: InboundAccess = .loopbackOnly) {
+    public init(name: String, address: ListenAddress, allowedHosts: [String] = [], allowedOrigins: [String] = [],
+                inbound: InboundAccess = .loopbackOnly) {
         self.name = name
         self.address = address
         self.allowedHosts = allowedHosts
+        self.allowedOrigins = allowedOrigins
         self.inbound = inbound
     }
 }
@@ -127,13 +132,17 @@ public struct RouteConfig: Sendable, Equatable {
     public var handoff: HandoffConfig?
     /// Who keeps the upstream's cookies: the client (relayed, rewritten) or the proxy.
     public var cookieJar: CookieJarMode
+    /// Methods refused on a route that injects credentials unless listed here: `TRACE` and
+    /// `CONNECT`, which an upstream may answer with the request, credential included.
+    public var allowedMethods: [String]
 
     public init(
         name: String, listeners: [String] = [], pathPrefix: String = "/", host: String? = nil,
         upstream: UpstreamConfig, prefixReplacement: String? = "", injections: [Injection] = [],
         passClientAuthorization: Bool = false, preserveHost: Bool = false, via: String? = nil,
         cookies: CookieRewrite = .init(), secretQueryParameters: [String] = [], renewal: RenewalPolicy = .init(),
-        selectableIdentities: [String] = [], handoff: HandoffConfig? = nil, cookieJar: CookieJarMode = .client
+        selectableIdentities: [String] = [], handoff: HandoffConfig? = nil, cookieJar: CookieJarMode = .client,
+        allowedMethods: [String] = []
     ) {
         self.name = name
         self.listeners = listeners
@@ -151,6 +160,13 @@ public struct RouteConfig: Sendable, Equatable {
         self.selectableIdentities = selectableIdentities
         self.handoff = handoff
         self.cookieJar = cookieJar
+        self.allowedMethods = allowedMethods
+    }
+
+    /// The methods `allowedMethods` may list, refused by default where credentials are
+    /// injected: `TRACE` and `CONNECT`. Two comparisons, on the path of every request.
+    public static func isRefusable(method: String) -> Bool {
+        method == "TRACE" || method == "CONNECT"
     }
 
     /// The identity whose token the route injects, if any (validation allows one).

@@ -224,6 +224,20 @@ enum ConfigSyntax {
         !name.isEmpty && name.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && !"&=#+%?".utf8.contains($0) }
     }
 
+    /// A browser origin (RFC 6454 §6.2: `scheme://host[:port]`, no path), lower-cased as
+    /// browsers serialise it, for comparing with `Origin` headers.
+    static func origin(_ text: String) -> Result<String, Failure> {
+        let expected = "an origin such as http://localhost:3000"
+        let lowered = text.trimmingASCIIWhitespace().lowercased()
+        guard let scheme = ["http://", "https://"].first(where: { lowered.hasPrefix($0) }) else {
+            return .failure(Failure("not an http or https origin", expected: expected))
+        }
+        guard case .success = hostPattern(String(lowered.dropFirst(scheme.count)), allowPort: true) else {
+            return .failure(Failure("invalid origin: scheme://host[:port] without a path", expected: expected))
+        }
+        return .success(lowered)
+    }
+
     /// A host name or IP literal, optionally with a port, for matching `Host` headers.
     /// Returns it lowercased.
     static func hostPattern(_ text: String, allowPort: Bool) -> Result<String, Failure> {

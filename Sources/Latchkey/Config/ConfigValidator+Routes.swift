@@ -184,13 +184,24 @@ extension ConfigValidator {
             }
         }
 
+        var allowedMethods: [String] = []
+        for (methodIndex, method) in raw.allowMethods?.decoded ?? [] {
+            // Methods are case-sensitive (RFC 9110 §9.1): `trace` is another method.
+            if RouteConfig.isRefusable(method: method) {
+                allowedMethods.append(method)
+            } else {
+                diagnostics.error((path / "allow_methods")[methodIndex], "\(method) is not refused on any route",
+                                  expected: "TRACE or CONNECT, the methods refused on routes that inject credentials")
+            }
+        }
+
         guard valid, let upstream else { return nil }
         return RouteConfig(
             name: name, listeners: routeListeners, pathPrefix: prefix, host: host, upstream: upstream,
             prefixReplacement: replacement, injections: injections,
             passClientAuthorization: raw.passClientAuthorization ?? false, preserveHost: raw.preserveHost ?? false,
             via: raw.via, cookies: cookies, secretQueryParameters: secretQueryParameters, renewal: renewal,
-            selectableIdentities: selectable, handoff: handoff, cookieJar: cookieJar
+            selectableIdentities: selectable, handoff: handoff, cookieJar: cookieJar, allowedMethods: allowedMethods
         )
     }
 

@@ -133,6 +133,14 @@ struct ConfigValidator {
                 }
             }
 
+            var allowedOrigins: [String] = []
+            for (originIndex, origin) in listener.allowedOrigins?.decoded ?? [] {
+                switch ConfigSyntax.origin(origin) {
+                case .success(let origin): allowedOrigins.append(origin)
+                case .failure(let failure): diagnostics.error((itemPath / "allowed_origins")[originIndex], failure.message, expected: failure.expected)
+                }
+            }
+
             let inbound = validateInbound(listener.inbound, at: itemPath / "inbound")
             if let address, inbound == .loopbackOnly, !ConfigSyntax.isLocalOnly(address) {
                 diagnostics.error(
@@ -144,7 +152,8 @@ struct ConfigValidator {
                 )
             }
             result.configs.append(ListenerConfig(
-                name: name, address: address ?? Self.defaultListen, allowedHosts: allowedHosts, inbound: inbound
+                name: name, address: address ?? Self.defaultListen, allowedHosts: allowedHosts, allowedOrigins: allowedOrigins,
+                inbound: inbound
             ))
         }
         return result

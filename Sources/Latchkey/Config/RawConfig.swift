@@ -74,12 +74,13 @@ struct RawStore: Decodable {
 
 struct RawListener: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case name, listen, allowed_hosts, inbound
+        case name, listen, allowed_hosts, allowed_origins, inbound
     }
 
     var name: String?
     var listen: String?
     var allowedHosts: LenientList<String>?
+    var allowedOrigins: LenientList<String>?
     var inbound: RawInbound?
 
     init(from decoder: any Decoder) throws {
@@ -87,6 +88,7 @@ struct RawListener: Decodable {
         name = f(.name)
         listen = f(.listen)
         allowedHosts = f(.allowed_hosts)
+        allowedOrigins = f(.allowed_origins)
         inbound = f(.inbound)
     }
 }
@@ -170,7 +172,7 @@ struct RawRoute: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, listeners, path, host, upstream, strip_prefix, replace_prefix, inject
         case pass_client_authorization, preserve_host, via, cookies, secret_query_params
-        case renew_on, renew_on_invalid_token, replay_limit, selectable_identities, handoff, jar
+        case renew_on, renew_on_invalid_token, replay_limit, selectable_identities, handoff, jar, allow_methods
     }
 
     var name: String?
@@ -192,6 +194,7 @@ struct RawRoute: Decodable {
     var selectableIdentities: LenientList<String>?
     var handoff: RawHandoff?
     var jar: String?
+    var allowMethods: LenientList<String>?
 
     init(from decoder: any Decoder) throws {
         let f = try decoder.rawFields(CodingKeys.self, expected: "a mapping with path and upstream")
@@ -214,6 +217,7 @@ struct RawRoute: Decodable {
         selectableIdentities = f(.selectable_identities)
         handoff = f(.handoff)
         jar = f(.jar)
+        allowMethods = f(.allow_methods)
     }
 }
 

@@ -15,6 +15,13 @@ struct AdminResponse {
         path.utf8.count == own.utf8.count && path == own
     }
 
+    /// A JSON answer (health, readiness).
+    static func json(status: Int, body: [UInt8]) -> AdminResponse {
+        var fields = HTTPFields()
+        fields.append(name: "Content-Type", value: "application/json")
+        return AdminResponse(status: status, fields: fields, body: body)
+    }
+
     /// `body()` for GET and HEAD (the server leaves out a HEAD response's body); 405 with
     /// `Allow` for any other method (RFC 9110 §15.5.6). `endpoint` names it in the error.
     static func readOnly(method: String, endpoint: String, contentType: String, body: () -> [UInt8]) -> AdminResponse {

@@ -61,8 +61,7 @@ final class HandoffExchange: ExchangeHandler {
             }
             if handoff.beforeFirstPage { fields.append(name: "Set-Cookie", value: HandoffMarks.handedOffCookie(route: route)) }
             done = true
-            exchange.respond(status: 303, fields: fields, body: [])
-            handler.record(exchange, route: route, in: context, outcome: "handoff")
+            handler.conclude(exchange, .answered(status: 303, fields: fields, outcome: "handoff"), route: route, in: context)
         case .failed(let document, let extraFields):
             handler.logger.warning("handoff failed", metadata: ["route": .string(route.name), "detail": .string(document.message)])
             fail(document, extraFields: extraFields)
@@ -72,7 +71,7 @@ final class HandoffExchange: ExchangeHandler {
     /// The error page instead of the session.
     func fail(_ document: ErrorDocument, extraFields: HTTPFields = HTTPFields()) {
         done = true
-        handler.answerWithPage(exchange, document, extraFields: extraFields, route: route, in: context)
+        handler.conclude(exchange, .refused(document, extraFields: extraFields, form: .page, outcome: document.error), route: route, in: context)
     }
 
     // MARK: ExchangeHandler
@@ -86,6 +85,6 @@ final class HandoffExchange: ExchangeHandler {
         guard !done else { return }
         done = true
         guard case .clientGone = reason else { return }
-        handler.record(exchange, route: route, in: context, outcome: "client_gone")
+        handler.conclude(exchange, .clientGone(upstreamTime: nil), route: route, in: context)
     }
 }

@@ -8,6 +8,11 @@ struct ListenerPolicy: Sendable {
     /// Accepted Host values, lower-cased, with and without port where that applies. Nil
     /// accepts any Host (Unix sockets, which browsers cannot reach, or `allowed_hosts: ["*"]`).
     let allowedHosts: Set<String>?
+    /// `allowed_origins`, lower-cased: pages whose requests may use the credentials.
+    let allowedOrigins: Set<String>
+    /// A loopback listener: a page on another localhost port (`Sec-Fetch-Site: same-site`)
+    /// is another site's page.
+    let refusesSameSite: Bool
     let inbound: Inbound
 
     enum Inbound: Sendable {
@@ -27,6 +32,8 @@ struct ListenerPolicy: Sendable {
     /// `previous`: the listener's policy before a configuration reload, whose session gate
     /// hands its redeemed links on.
     init(config: ListenerConfig, bound: SocketAddress, previous: ListenerPolicy? = nil) throws(CryptoError) {
+        allowedOrigins = Set(config.allowedOrigins)
+        refusesSameSite = bound.isLoopback
         switch config.inbound {
         case .sharedSecret(let header, _):
             inbound = .sharedSecret(header: header, credential: Config.inboundSecretName(listener: config.name))

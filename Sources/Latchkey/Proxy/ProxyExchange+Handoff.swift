@@ -11,19 +11,17 @@ extension ProxyExchange {
     /// browser is handed the web session and sent back to the page, once. A page that still
     /// answers 401 with the handoff's guard present gets an error page instead, so that a
     /// session the app does not accept cannot make a redirect loop.
-    func handOff(after refused: UpstreamTransfer, settings: HandoffConfig, caller: HandoffCaller) {
-        refused.cancel()
-        transfer = nil
-        done = true
+    func handOff(after refused: UpstreamTransfer) {
+        cancel(refused)
+        guard let settings = route.handoff, let caller = context.handoffCaller else { return }
         let head = exchange.head
         if context.handoffMarks.isGuarded(head.fields, route: route, target: head.target, now: Date()) {
             handler.logger.warning("page refused after a handoff", metadata: ["route": .string(route.name)])
-            return handler.answerWithPage(
-                exchange,
+            return conclude(.refused(
                 ErrorDocument(status: 502, error: "handoff_failed",
                               message: "the page still answered 401 after a handoff: the session the handoff endpoint gave does not open it",
                               route: route.name),
-                route: route, in: context)
+                form: .page, outcome: "handoff_failed"))
         }
         let handoff = HandoffExchange(exchange: exchange, route: route, handoff: settings, handler: handler, context: context,
                                       destination: head.target, rewriter: rewriter)
@@ -35,10 +33,9 @@ extension ProxyExchange {
     /// the handoff endpoint's cookies go into the identity's jar (curl's cookie engine takes
     /// them from its answer), and the request is sent again with them, once. Any client
     /// gets the page; the next one finds the session in the jar.
-    func refillJar(after refused: UpstreamTransfer, settings: HandoffConfig, caller: HandoffCaller) {
-        refused.cancel()
-        transfer = nil
-        replayed = true
+    func refillJar(after refused: UpstreamTransfer) {
+        cancel(refused)
+        guard let settings = route.handoff, let caller = context.handoffCaller else { return }
         exchange.pauseRequestBody()
         handler.logger.info("filling the cookie jar from the handoff endpoint", metadata: ["route": .string(route.name)])
         let this = LoopBound(self)
@@ -49,15 +46,18 @@ extension ProxyExchange {
     }
 
     private func jarRefilled(_ outcome: HandoffOutcome) {
-        guard !done else { return }
-        switch outcome {
-        case .session:
+        let refilled = if case .session = outcome { true } else { false }
+        switch machine.jarRefilled(refilled) {
+        case .ignore:
+            return
+        case .startTransfer(let start):
             identity?.cookiesChanged()
-            startTransfer(token: token)
+            startTransfer(start, token: token)
             exchange.resumeRequestBody()
-        case .failed(let document, let fields):
+        case .refuse:
+            guard case .failed(let document, let fields) = outcome else { return }
             handler.logger.warning("handoff failed", metadata: ["route": .string(route.name), "detail": .string(document.message)])
-            answer(document, extraFields: fields, outcome: document.error)
+            answer(document, extraFields: fields)
         }
     }
 }

@@ -5,47 +5,38 @@ import LatchkeyServer
 import LatchkeyUpstream
 
 extension ProxyExchange {
-    /// Starts the transfer once the identity has a token: at once when it has one, else
-    /// when the token request in flight (single-flight per identity) answers.
-    func start() {
-        guard let identity else { return startTransfer(token: nil) }
-        if let token = identity.current() { return startTransfer(token: token) }
-        wait { identity.demand($0) }
-    }
-
-    /// The upstream refused the token with this response head (not after a replay: a
-    /// renewed token refused again is not the token's fault). Returns true when the
-    /// response is to be relayed; false when the exchange has taken over (a replay, or its
-    /// own error answer).
-    func renewAfterRefusal(of refused: UpstreamTransfer) -> Bool {
-        guard let identity, let token else { return true }
-        guard identity.renewable else {
-            refused.cancel()
-            transfer = nil
-            answer(ErrorDocument(status: 401, error: "token_rejected",
-                                 message: "the upstream refused the token of identity \(identity.name), which cannot be renewed; store a new one",
-                                 route: route.name), outcome: "token_rejected")
-            return false
-        }
+    /// The upstream refused the token and the body is kept: renew it and send the request
+    /// again with the new one, once.
+    func renewAndReplay(after refused: UpstreamTransfer) {
+        guard let identity, let token else { return }
         metrics.tokenRenewals?.increment()
-        guard body.complete else {
-            // Too large to replay: renew for the next request, relay this answer.
-            identity.rejected(generation: token.generation) { _ in }
-            return true
-        }
         metrics.tokenReplays?.increment()
-        replayed = true
-        refused.cancel()
-        transfer = nil
+        cancel(refused)
         handler.logger.info("upstream refused the token; renewing and replaying", metadata: [
             "route": .string(route.name), "identity": .string(identity.name),
         ])
         wait { identity.rejected(generation: token.generation, $0) }
-        return false
+    }
+
+    /// The upstream refused a token that cannot be renewed (a static one).
+    func rejectToken(_ refused: UpstreamTransfer) {
+        cancel(refused)
+        let name = identity?.name ?? ""
+        answer(ErrorDocument(status: 401, error: "token_rejected",
+                             message: "the upstream refused the token of identity \(name), which cannot be renewed; store a new one",
+                             route: route.name))
+    }
+
+    /// The upstream refused the token but the body was too large to keep: this answer goes
+    /// to the client, the next request gets a renewed token.
+    func renewForNextRequest() {
+        guard let identity, let token else { return }
+        metrics.tokenRenewals?.increment()
+        identity.rejected(generation: token.generation) { _ in }
     }
 
     /// Stops reading the body and asks for a token; the answer comes back on this loop.
-    private func wait(_ ask: (@escaping Identity.Waiter) -> Void) {
+    func wait(_ ask: (@escaping Identity.Waiter) -> Void) {
         exchange.pauseRequestBody()
         let exchange = LoopBound(self)
         let loop = handler.loop.handle
@@ -55,14 +46,17 @@ extension ProxyExchange {
     }
 
     private func tokenArrived(_ result: Result<IssuedToken, IdentityUnavailable>) {
-        guard !done, let identity else { return }
-        switch result {
-        case .success(let token):
-            startTransfer(token: token)
+        let token = try? result.get()
+        switch machine.tokenArrived(token != nil) {
+        case .ignore:
+            return
+        case .startTransfer(let start):
+            startTransfer(start, token: token)
             exchange.resumeRequestBody()
-        case .failure(let unavailable):
+        case .refuse:
+            guard case .failure(let unavailable) = result, let identity else { return }
             let refusal = IdentityRefusal(unavailable, identity: identity.name, route: route.name)
-            answer(refusal.document, extraFields: refusal.fields, outcome: refusal.document.error)
+            answer(refusal.document, extraFields: refusal.fields)
         }
     }
 }

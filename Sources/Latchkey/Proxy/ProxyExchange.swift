@@ -8,9 +8,10 @@ import Logging
 /// One proxied request: the client's side (`ServerExchange`) joined to the upstream's
 /// (`UpstreamTransfer`), with backpressure passed both ways. Lives on one loop.
 ///
-/// On a route that injects an identity's token, the transfer may start only once the
-/// token is there, and may be replaced once: when the upstream refuses the token, the
-/// exchange renews it and replays the request (see ProxyExchange+Renewal.swift).
+/// Glue around `ExchangeMachine`, which decides: when the transfer starts (once the
+/// identity's token is there), when it is replaced (a renewal or a refilled jar, once), when
+/// the browser is handed off, how the exchange ends. This type feeds it the events and
+/// performs its actions (ProxyExchange+Renewal.swift, ProxyExchange+Handoff.swift).
 final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     let exchange: ServerExchange
     let route: Route
@@ -21,15 +22,12 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     let context: ProxyContext
     let blueprint: RequestBlueprint
     let identity: Identity?
+    var machine: ExchangeMachine
     var token: IssuedToken?
-    var body: RequestBodyRecord
+    /// The running transfer: set exactly while the machine is `sending`.
     var transfer: UpstreamTransfer?
-    /// The request was sent again with a renewed token: a second refusal goes to the client.
-    var replayed = false
     /// Set when the upstream refused a navigation and the browser is being handed a session.
     var handoff: HandoffExchange?
-    private var headSent = false
-    var done = false
 
     /// Request-body bytes queued for the upstream above which the client is not read.
     private static let requestHighWater = 256 * 1024
@@ -43,39 +41,45 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
         self.context = context
         self.blueprint = blueprint
         self.identity = identity
-        // Sent again after a token renewal, or after a handoff has filled the proxy's jar.
-        let replayable = identity?.renewable == true || (route.keepsCookies && route.handoff != nil)
-        let declaredLength: UInt64? = if case .length(let length) = exchange.head.framing { length } else { nil }
-        body = RequestBodyRecord(replayLimit: replayable ? route.renewal.replayLimit : nil, declaredLength: declaredLength)
+        machine = ExchangeMachine(plan: ExchangeMachine.Plan(route: route, identity: identity, head: exchange.head,
+                                                             handoffCallable: context.handoffCaller != nil))
     }
 
-    /// Starts the upstream transfer with `token` (nil on routes without an identity), and
+    /// Starts the transfer at once when the route injects no identity or its identity has a
+    /// token, else once the token request in flight (single-flight per identity) answers.
+    func start() {
+        let current = identity?.current()
+        switch machine.start(tokenAtHand: current != nil) {
+        case .startTransfer(let start): startTransfer(start, token: current)
+        case .waitForToken: wait { self.identity?.demand($0) }
+        }
+    }
+
+    /// Starts an upstream transfer with `token` (nil on routes without an identity), and
     /// hands it the body bytes that are already here.
-    func startTransfer(token: IssuedToken?) {
+    func startTransfer(_ start: ExchangeMachine.Start, token: IssuedToken?) {
         self.token = token
         let transfer = handler.upstream.start(blueprint.request(for: route, token: token, jar: cookieJar), delegate: self)
         self.transfer = transfer
-        let pending = body.forNewTransfer()
-        if !pending.isEmpty { pending.withUnsafeBytes { transfer.sendBody($0) } }
-        if body.ended { transfer.finishBody() }
+        if !start.pendingBody.isEmpty { start.pendingBody.withUnsafeBytes { transfer.sendBody($0) } }
+        if start.bodyEnded { transfer.finishBody() }
     }
 
     // MARK: client → upstream
 
     func requestBody(_ bytes: UnsafeRawBufferPointer) {
-        body.append(bytes, sent: transfer != nil)
-        guard let transfer else {
-            // Waiting for a token: hold what is already read, read no more.
+        switch machine.requestBody(bytes) {
+        case .forward:
+            guard let transfer else { return }
+            transfer.sendBody(bytes)
+            if transfer.queuedBodyBytes >= Self.requestHighWater { exchange.pauseRequestBody() }
+        case .hold:
             exchange.pauseRequestBody()
-            return
         }
-        transfer.sendBody(bytes)
-        if transfer.queuedBodyBytes >= Self.requestHighWater { exchange.pauseRequestBody() }
     }
 
     func requestBodyEnded() {
-        body.end()
-        transfer?.finishBody()
+        if machine.requestBodyEnded() { transfer?.finishBody() }
     }
 
     func upstreamWantsBody(_ transfer: UpstreamTransfer) {
@@ -85,34 +89,37 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     // MARK: upstream → client
 
     func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: HTTPFields) {
-        guard !done else { return }
         var fields = fields
-        if status == 401, let settings = route.handoff, let caller = context.handoffCaller {
-            // The proxy's jar lacks the session: the handoff fills it, the request goes again.
-            if route.keepsCookies {
-                if !replayed, body.complete { return refillJar(after: transfer, settings: settings, caller: caller) }
-            } else if BrowserNavigation.isNavigation(exchange.head) {
-                // A page that wants a web session: the browser gets one, not a renewed token.
-                return handOff(after: transfer, settings: settings, caller: caller)
-            }
-        }
-        if identity != nil, !replayed, route.renewal.refuses(status: status, fields: fields) {
-            guard renewAfterRefusal(of: transfer) else { return }
-            fields.append(name: "Latchkey-Token-Renewed", value: "true")
-        }
         // The client's framing must be the one libcurl used to read the body (RFC 9112
         // §6.3): Transfer-Encoding wins over Content-Length, and lengths that disagree
         // or are not plain digits are a broken upstream, never forwarded as they are.
-        if fields.contains("Transfer-Encoding") {
-            fields.removeAll(named: "Content-Length")
-        } else {
-            // Only checked here; the server writes the one canonical line when it frames.
-            do {
-                _ = try fields.contentLength()
-            } catch {
-                return failUpstream(transfer, UpstreamError(.other, detail: "the response's Content-Length is invalid or conflicting"))
+        let chunked = fields.contains("Transfer-Encoding")
+        // Only checked here; the server writes the one canonical line when it frames.
+        let framingValid = chunked || Self.lengthIsValid(fields)
+        let head = ExchangeMachine.Head(status: status, refusesToken: identity != nil && route.renewal.refuses(status: status, fields: fields),
+                                        framingValid: framingValid)
+        switch machine.upstreamHead(head) {
+        case .ignore:
+            return
+        case .relay(let renewedForNextRequest):
+            if renewedForNextRequest {
+                renewForNextRequest()
+                fields.append(name: "Latchkey-Token-Renewed", value: "true")
             }
+        case .renewAndReplay:
+            return renewAndReplay(after: transfer)
+        case .rejectToken:
+            return rejectToken(transfer)
+        case .refillJar:
+            return refillJar(after: transfer)
+        case .handOff:
+            return handOff(after: transfer)
+        case .failUpstream:
+            cancel(transfer)
+            return conclude(.upstreamFailed(UpstreamError(.other, detail: "the response's Content-Length is invalid or conflicting"),
+                                            headSent: false, upstreamTime: transfer.upstreamTime))
         }
+        if chunked { fields.removeAll(named: "Content-Length") }
         fields.removeHopByHop()
         if route.keepsCookies, fields.contains("Set-Cookie") {
             // curl's cookie engine has taken them into the jar; the client needs none.
@@ -127,12 +134,20 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
             let hop = "1.1 \(via)"
             if let existing = fields["Via"] { fields.set(name: "Via", value: existing + ", " + hop) } else { fields.append(name: "Via", value: hop) }
         }
-        headSent = true
         exchange.sendHead(status: status, fields: fields)
     }
 
+    private static func lengthIsValid(_ fields: HTTPFields) -> Bool {
+        do {
+            _ = try fields.contentLength()
+            return true
+        } catch {
+            return false
+        }
+    }
+
     func upstreamDidReceiveBody(_ transfer: UpstreamTransfer, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard !done else { return true }
+        guard machine.forwardsResponseBody() else { return true }
         return exchange.sendBody(bytes)
     }
 
@@ -140,56 +155,45 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
         transfer?.resumeReceiving()
     }
 
-    /// Gives up on a transfer that is still running (a response head that cannot be
-    /// relayed): cancel it and answer as if it had failed so.
-    private func failUpstream(_ transfer: UpstreamTransfer, _ error: UpstreamError) {
-        transfer.cancel()
-        upstreamDidFinish(transfer, error: error)
-    }
-
     func upstreamDidFinish(_ transfer: UpstreamTransfer, error: UpstreamError?) {
-        guard !done else { return }
-        done = true
+        let action = machine.upstreamFinished(failed: error != nil)
+        guard action != .ignore else { return }
         self.transfer = nil
         if let error {
-            metrics.upstreamFailed(error.code)
-            handler.logger.warning("upstream failed", metadata: [
-                "route": .string(route.name), "error": .string("\(error.code)"), "detail": .string(error.detail),
-            ])
-            if headSent {
-                // Part of the body is already with the client: cut the response so that it
-                // can tell, never a fake complete one.
-                exchange.abort()
-            } else {
-                exchange.respond(ErrorDocument(upstreamFailure: error, route: route.name))
-            }
+            conclude(.upstreamFailed(error, headSent: action == .cutResponse, upstreamTime: transfer.upstreamTime))
         } else {
-            exchange.finish()
-            if let upstreamTime = transfer.upstreamTime { metrics.upstreamCompleted(after: upstreamTime) }
+            conclude(.relayed(upstreamTime: transfer.upstreamTime))
         }
-        handler.record(exchange, route: route, in: context, upstreamTime: transfer.upstreamTime, outcome: error.map { "upstream_\($0.code)" })
     }
 
     func exchangeAborted(_ reason: ExchangeEnd) {
-        handoff?.exchangeAborted(reason)
-        guard !done else { return }
-        done = true
-        let transfer = self.transfer
-        self.transfer = nil
-        transfer?.cancel()
-        // A rejected request body is logged once, by the server's own answer.
-        guard case .clientGone = reason else { return }
-        handler.record(exchange, route: route, in: context, upstreamTime: transfer?.upstreamTime, outcome: "client_gone")
+        let bodyRejected = if case .requestRejected = reason { true } else { false }
+        switch machine.clientGone(bodyRejected: bodyRejected) {
+        case .ignore:
+            return
+        case .toHandoff:
+            handoff?.exchangeAborted(reason)
+        case .cancel(let record):
+            let transfer = self.transfer
+            transfer.map(cancel)
+            if record { conclude(.clientGone(upstreamTime: transfer?.upstreamTime)) }
+        }
     }
 
-    /// Answers the client from the proxy itself (no upstream response was relayed).
-    func answer(_ document: ErrorDocument, extraFields: HTTPFields = HTTPFields(), outcome: String) {
-        done = true
-        var fields = document.fields
-        for field in extraFields { fields.append(name: field.name, value: field.value) }
-        exchange.respond(status: document.status, fields: fields, body: document.body)
-        context.metrics.refused(document.error)
-        handler.record(exchange, route: route, in: context, outcome: outcome)
+    /// Stops a transfer whose response will not be relayed; nothing is reported after.
+    func cancel(_ transfer: UpstreamTransfer) {
+        transfer.cancel()
+        self.transfer = nil
+    }
+
+    /// Answers the client from the proxy itself (no upstream response was relayed); the
+    /// error code is the exchange's outcome in the log.
+    func answer(_ document: ErrorDocument, extraFields: HTTPFields = HTTPFields()) {
+        conclude(.refused(document, extraFields: extraFields, outcome: document.error))
+    }
+
+    func conclude(_ ending: ExchangeEnding) {
+        handler.conclude(exchange, ending, route: route, in: context)
     }
 
     /// The identity's jar on a route with `jar: proxy`.
@@ -197,6 +201,23 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
 
     /// This route's series.
     var metrics: RouteMetrics { context.metrics.routes[route.index] }
+}
+
+extension ExchangeMachine.Plan {
+    /// The plan of a request on `route` injecting `identity`. `handoffCallable`: the
+    /// configuration can call handoff endpoints.
+    init(route: Route, identity: Identity?, head: RequestHead, handoffCallable: Bool) {
+        let handoff = route.handoff != nil && handoffCallable
+        // Sent again after a token renewal, or after a handoff has filled the proxy's jar.
+        let replayable = identity?.renewable == true || (route.keepsCookies && route.handoff != nil)
+        let declaredLength: UInt64? = if case .length(let length) = head.framing { length } else { nil }
+        self.init(
+            injectsIdentity: identity != nil, renewable: identity?.renewable == true,
+            refillsJarOn401: handoff && route.keepsCookies,
+            handsOffOn401: handoff && !route.keepsCookies && BrowserNavigation.isNavigation(head),
+            replayLimit: replayable ? route.renewal.replayLimit : nil,
+            declaredLength: declaredLength)
+    }
 }
 
 /// The handler for requests answered locally: there is no body to forward.

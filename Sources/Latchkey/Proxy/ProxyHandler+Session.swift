@@ -11,10 +11,11 @@ extension ProxyHandler {
     /// `GET /.latchkey/login?token=…` on a listener with `inbound.session`: a valid,
     /// unexpired, unused link gets the session cookie and a 303 to its route; anything else
     /// an error page (the person opened the link in a browser).
-    func redeemLoginLink(_ exchange: ServerExchange, gate: SessionGate) -> ExchangeHandler {
+    func redeemLoginLink(_ exchange: ServerExchange, gate: SessionGate, in context: ProxyContext) {
         let head = exchange.head
         guard head.method == "GET" || head.method == "HEAD" else {
-            return answer(exchange, ErrorDocument(status: 405, error: "method_not_allowed", message: "\(SessionGate.loginPath) takes GET or HEAD"))
+            return conclude(exchange, .refused(ErrorDocument(status: 405, error: "method_not_allowed",
+                                                             message: "\(SessionGate.loginPath) takes GET or HEAD")), in: context)
         }
         let query = head.target.firstIndex(of: "?").map { head.target[head.target.index(after: $0)...] } ?? ""
         let tokens = FormEncoding.decode(query).filter { $0.0 == SessionGate.tokenParameter }.map(\.1)
@@ -31,12 +32,11 @@ extension ProxyHandler {
             fields.append(name: "Cache-Control", value: "no-store")
             // The link's URL holds the token: no page should learn it from a Referer.
             fields.append(name: "Referrer-Policy", value: "no-referrer")
-            exchange.respond(status: 303, fields: fields, body: [])
             logger.info("a browser redeemed a login link and has a session")
-            record(exchange, route: nil, in: context, outcome: "session_started")
+            conclude(exchange, .answered(status: 303, fields: fields, outcome: "session_started"), in: context)
         case .refused(let reason):
-            answerWithPage(exchange, ErrorDocument(status: 401, error: "unauthorized", message: reason), route: nil, in: context)
+            conclude(exchange, .refused(ErrorDocument(status: 401, error: "unauthorized", message: reason), form: .page,
+                                        outcome: "unauthorized"), in: context)
         }
-        return LocalAnswer.shared
     }
 }

@@ -31,6 +31,9 @@ final class Route: Sendable {
     /// `jar: proxy`: the identity's jar goes with every request, and the upstream's cookies
     /// stay with the proxy.
     let keepsCookies: Bool
+    /// Of the refusable methods (`RouteConfig.isRefusable`), those the route forwards
+    /// although it injects.
+    let allowedMethods: Set<String>
 
     /// nil when the upstream URL cannot be taken apart (validation has ruled that out).
     init?(_ config: RouteConfig, index: Int, listenerIndex: [String: Int], identities: [String: Identity]) {
@@ -58,6 +61,7 @@ final class Route: Sendable {
         renewal = config.renewal
         handoff = config.handoff
         keepsCookies = config.cookieJar == .proxy
+        allowedMethods = Set(config.allowedMethods)
     }
 
     var injectsCredentials: Bool { !injections.isEmpty }

@@ -5,7 +5,7 @@ extension ErrorDocument {
     /// The one mapping from an upstream failure to what the client is told: timeouts are
     /// 504, everything else that kept us from an answer is 502. curl's detail goes to the
     /// log, not to the client.
-    init(upstreamFailure error: UpstreamError, route: String) {
+    init(upstreamFailure error: UpstreamError, route: String?) {
         switch error.code {
         case .connectTimeout:
             self.init(status: 504, error: "upstream_timeout", message: "connecting to the upstream timed out", route: route)

@@ -1,0 +1,167 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import LatchkeyAuth
+import LatchkeyHTTP
+import LatchkeyServer
+
+/// What the proxy does with a request head, decided without I/O from the head, the
+/// listener it arrived on and the configuration's routes, listener checks and identities:
+/// the proxy's inbound checks in one place, in the order they apply.
+struct Admission: Sendable {
+    let routes: RouteTable
+    let policies: [ListenerPolicy]
+    /// By name; routes that inject an identity's token look theirs up here.
+    let identities: [String: Identity]
+    /// Calls handoff endpoints; nil when no route has one.
+    let handoffCaller: HandoffCaller?
+
+    /// One of the proxy's own endpoints, answered locally.
+    enum Endpoint {
+        case health
+        case readiness
+        case metrics
+        case identities
+        case statusPage(path: Substring)
+        /// `/.latchkey/login?token=…` on a listener with `inbound.session`.
+        case loginLink(SessionGate)
+
+    }
+
+    /// A request to forward: the route, the identity whose token it injects, and what the
+    /// upstream request and the response's rewriting are made from.
+    struct Forward {
+        let route: Route
+        let identity: Identity?
+        let blueprint: RequestBlueprint
+        let rewriter: ResponseRewriter
+    }
+
+    enum Decision {
+        case serve(Endpoint)
+        case refuse(ErrorDocument, route: Route?)
+        /// Forward the request to the route's upstream.
+        case forward(Forward)
+        /// Hand a browser the route's web session first, then send it to `destination`.
+        case handOff(Forward, HandoffConfig, HandoffCaller, destination: String)
+    }
+
+    /// `credentials`: the credential values in force; `now` for the session cookie's expiry,
+    /// read only on listeners with sessions.
+    func decide(_ head: RequestHead, listener: Int, peer: SocketAddress?, credentials: CredentialSnapshot, now: () -> Date) -> Decision {
+        // Health and readiness say nothing secret and are probed without credentials
+        // (Docker's HEALTHCHECK, a kubelet at the pod's address), so they come before
+        // every check.
+        if head.target == "/.latchkey/health" { return .serve(.health) }
+        if head.target == Readiness.path { return .serve(.readiness) }
+        let policy = policies[listener]
+        let host = head.fields["Host"]
+
+        guard policy.acceptsHost(host) else {
+            return refuse(421, "unknown_host", "this proxy does not answer for that Host; add it to the listener's allowed_hosts")
+        }
+        switch policy.inbound {
+        case .none:
+            break
+        case .sharedSecret(let header, let name):
+            guard let presented = head.fields[header] else {
+                return refuse(401, "unauthorized", "this listener requires the \(header) header")
+            }
+            guard let expected = credentials[name], constantTimeEquals(presented, expected) else {
+                return refuse(403, "forbidden", "the \(header) header does not match")
+            }
+        case .session(let gate):
+            if head.target == SessionGate.loginPath || head.target.hasPrefix(SessionGate.loginPath + "?") {
+                return .serve(.loginLink(gate))
+            }
+            guard gate.admits(head.fields, now: now()) else {
+                return refuse(401, "unauthorized", "this listener requires a session: open a login link made by `latchkey login-link ROUTE`")
+            }
+        }
+        guard let target = RequestTarget(head.target) else {
+            return refuse(400, "bad_request", "the request target must be an absolute path without dot-segments")
+        }
+        // Metrics, identities and the status page name routes and identities, and metrics show traffic:
+        // only for those who pass the listener's checks above (see MetricsEndpoint).
+        if MetricsEndpoint.serves(path: target.path) { return .serve(.metrics) }
+        if IdentitiesEndpoint.serves(path: target.path) { return .serve(.identities) }
+        if StatusPageEndpoint.serves(path: target.path) { return .serve(.statusPage(path: target.path)) }
+        // `/.latchkey/handoff?to=PAGE` hands off for PAGE's route, then sends the browser there.
+        var requestedHandoff: String?
+        var routedPath = target.path
+        if target.path == HandoffDestination.path {
+            switch HandoffDestination.page(query: target.query) {
+            case .page(let page) where head.method == "GET" || head.method == "HEAD":
+                requestedHandoff = page
+                routedPath = RequestTarget(page)?.path ?? routedPath
+            case .page:
+                return refuse(405, "method_not_allowed", "\(HandoffDestination.path) takes GET or HEAD")
+            case .refused(let document):
+                return .refuse(document, route: nil)
+            }
+        }
+        // Lower-cased only for tables that match on it.
+        let routeHost = routes.anyRouteNamesHost ? host.map { Substring(RequestTarget.hostWithoutPort($0).lowercased()) } : nil
+        guard let route = routes.match(listener: listener, path: routedPath, host: routeHost) else {
+            return refuse(404, "no_route", "no route matches this request's path")
+        }
+        if requestedHandoff != nil, route.handoff == nil || route.keepsCookies {
+            let reason = route.keepsCookies ? "keeps its web session in the proxy (jar: proxy)" : "has no handoff"
+            return refuse(404, "no_route", "the route of that page \(reason)", on: route)
+        }
+        if route.injectsCredentials, let refusal = Self.credentialRefusal(head, host: host, policy: policy, route: route) {
+            return .refuse(refusal, route: route)
+        }
+        for injection in route.injections {
+            guard case .credential(let name) = injection.source, credentials[name] == nil else { continue }
+            return refuse(503, "credential_unavailable", "the credential \(name) has no value", on: route)
+        }
+
+        let identity: Identity?
+        switch IdentityHeader.choose(for: route, fields: head.fields, isKnown: { identities[$0] != nil }) {
+        case .use(let chosen): identity = chosen
+        case .refuse(let document): return .refuse(document, route: route)
+        }
+
+        let inboundHeader: String? = if case .sharedSecret(let header, _) = policy.inbound { header } else { nil }
+        let forward = Forward(
+            route: route, identity: identity,
+            blueprint: RequestBlueprint(head: head, target: target, clientHost: host, peer: peer, inboundHeader: inboundHeader,
+                                        credentials: credentials),
+            rewriter: ResponseRewriter(route: route, clientHost: host, clientOnLoopback: peer?.isLoopback ?? true))
+        if let handoff = route.handoff, !route.keepsCookies, let handoffCaller,
+           let destination = requestedHandoff ?? (handoff.beforeFirstPage && BrowserNavigation.isNavigation(head)
+               && !HandoffMarks.hasHandedOff(head.fields) ? head.target : nil) {
+            return .handOff(forward, handoff, handoffCaller, destination: destination)
+        }
+        return .forward(forward)
+    }
+
+    /// Why a request may not spend `route`'s credentials, if it may not: a browser request
+    /// from another site (BrowserOriginCheck), or a method with which an upstream may show
+    /// the request, credential included, to the client.
+    private static func credentialRefusal(_ head: RequestHead, host: String?, policy: ListenerPolicy, route: Route) -> ErrorDocument? {
+        // TRACE echoes the request (RFC 9110 §9.3.8), and an upstream that takes an
+        // origin-form CONNECT may do the same.
+        if RouteConfig.isRefusable(method: head.method), !route.allowedMethods.contains(head.method) {
+            return ErrorDocument(status: 405, error: "method_not_allowed",
+                                 message: "\(head.method) is refused on a route that injects credentials; the route's allow_methods may list it",
+                                 route: route.name)
+        }
+        switch BrowserOriginCheck.judge(head.fields, host: host, policy: policy) {
+        case .allowed:
+            return nil
+        case .ambiguous(let header):
+            return ErrorDocument(status: 400, error: "bad_request", message: "more than one \(header) header", route: route.name)
+        case .otherSite:
+            return ErrorDocument(status: 403, error: "cross_site",
+                                 message: "cross-site browser requests may not use this route's credentials", route: route.name)
+        }
+    }
+
+    private func refuse(_ status: Int, _ error: String, _ message: String, on route: Route? = nil) -> Decision {
+        .refuse(ErrorDocument(status: status, error: error, message: message, route: route?.name), route: route)
+    }
+}

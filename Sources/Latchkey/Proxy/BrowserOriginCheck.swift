@@ -1,0 +1,25 @@
+import LatchkeyHTTP
+
+/// Whether a browser request comes from a site that may spend the credentials of a route.
+/// Browsers send one `Origin` and one `Sec-Fetch-Site` (Fetch metadata); a request with
+/// two is not a browser's, and is refused rather than judged by its first line.
+enum BrowserOriginCheck {
+    enum Verdict: Equatable {
+        case allowed
+        /// More than one line of this header.
+        case ambiguous(String)
+        /// Sent by another site, or by a page on another port of this host.
+        case otherSite
+    }
+
+    static func judge(_ fields: HTTPFields, host: String?, policy: ListenerPolicy) -> Verdict {
+        // Not a browser's request (curl, an SDK): nothing to judge, nothing to allocate.
+        guard fields.contains("Origin") || fields.contains("Sec-Fetch-Site") else { return .allowed }
+        for name in ["Origin", "Sec-Fetch-Site"] where fields.values(named: name).count > 1 { return .ambiguous(name) }
+        if let origin = fields["Origin"], policy.allowedOrigins.contains(origin.lowercased()) { return .allowed }
+        // Fetch metadata: `same-site` is a page on another port of the same host (all of
+        // localhost is one site), which is another origin to every browser check.
+        if policy.refusesSameSite, fields["Sec-Fetch-Site"]?.lowercased() == "same-site" { return .otherSite }
+        return CrossSiteCheck.isCrossSite(fields, host: host) ? .otherSite : .allowed
+    }
+}
