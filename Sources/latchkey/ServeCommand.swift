@@ -1,6 +1,7 @@
 import ArgumentParser
 import CoreMetrics
 import Latchkey
+import LatchkeyConfig
 import LatchkeyLoop
 import LatchkeyUpstream
 import Logging

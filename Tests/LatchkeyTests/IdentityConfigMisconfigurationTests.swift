@@ -1,4 +1,5 @@
 import LatchkeyAuth
+import LatchkeyConfig
 import Testing
 @testable import Latchkey
 

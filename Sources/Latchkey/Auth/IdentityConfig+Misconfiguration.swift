@@ -1,4 +1,5 @@
 import LatchkeyAuth
+import LatchkeyConfig
 
 extension IdentityConfig {
     /// What a failed token request means for the identity's lifecycle: a dead grant
@@ -40,6 +41,6 @@ extension IdentityConfig {
              .authorizationPending, .slowDown, .accessDenied, .expiredToken:
             return nil
         }
-        return (ConfigPath.root / "identities" / name / key).description
+        return configPath(key)
     }
 }

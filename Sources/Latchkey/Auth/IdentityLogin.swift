@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import LatchkeyAuth
+import LatchkeyConfig
 import Logging
 
 /// `latchkey login IDENTITY`: gets an identity its first token with a person's help, by

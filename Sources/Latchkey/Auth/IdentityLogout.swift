@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import LatchkeyAuth
+import LatchkeyConfig
 import Logging
 
 /// `latchkey logout IDENTITY`: takes the identity's tokens out of the token store and

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import LatchkeyAuth
+import LatchkeyConfig
 import Synchronization
 
 /// An identity's token endpoint and grant. Secrets are read from the credential store at

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import LatchkeyAuth
+import LatchkeyConfig
 
 /// A token stored by hand (Kii's manual login). "Acquiring" it reads the secret, which the
 /// credential store re-reads when its file changes; it is never refreshed, and a refusal

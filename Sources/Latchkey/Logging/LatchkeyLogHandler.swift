@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LatchkeyLoop
+import LatchkeyConfig
 import Logging
 import Synchronization
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LatchkeyServer
+import LatchkeyConfig
 import Logging
 import Synchronization
 
