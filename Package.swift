@@ -54,7 +54,13 @@ let package = Package(
             ]
         ),
         // Identities, grants and the token lifecycle: the control plane.
-        .target(name: "LatchkeyAuth", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "LatchkeyUpstream", "LatchkeyConfig", "COpenSSL", "CHiredis", "CLinux"]),
+        .target(
+            name: "LatchkeyAuth",
+            dependencies: [
+                "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyUpstream", "LatchkeyConfig", "COpenSSL", "CHiredis", "CLinux",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Routes, the proxy pipeline, admin endpoints: the wiring.
         .target(
             name: "Latchkey",

@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import LatchkeyAuth
 
 // The revocation of `latchkey logout` (RFC 7009), with the identity's client
 // authentication.

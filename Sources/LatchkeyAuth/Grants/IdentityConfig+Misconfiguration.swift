@@ -1,4 +1,3 @@
-import LatchkeyAuth
 import LatchkeyConfig
 
 extension IdentityConfig {

@@ -3,12 +3,11 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import LatchkeyAuth
 
 extension OAuthTokenSource {
     /// Asks the configured endpoint whether the IdP still accepts a restored token: an
     /// Auth0 token revoked, or signed with a rotated key, while Latchkey was down.
-    func check(_ token: TokenSet, now: Date) async throws(AcquisitionFailure) -> TokenValidity? {
+    public func check(_ token: TokenSet, now: Date) async throws(AcquisitionFailure) -> TokenValidity? {
         guard let startupCheck = config.startupCheck else { return nil }
         switch startupCheck {
         case .userinfo(let configured):

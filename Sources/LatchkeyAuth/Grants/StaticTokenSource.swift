@@ -3,20 +3,24 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import LatchkeyAuth
 import LatchkeyConfig
 
 /// A token stored by hand (Kii's manual login). "Acquiring" it reads the secret, which the
 /// credential store re-reads when its file changes; it is never refreshed, and a refusal
 /// goes back to the client.
-struct StaticTokenSource: TokenSource {
+public struct StaticTokenSource: TokenSource {
     let identity: String
     let credentials: CredentialStore
 
-    var canGrant: Bool { true }
-    var renewable: Bool { false }
+    public init(identity: String, credentials: CredentialStore) {
+        self.identity = identity
+        self.credentials = credentials
+    }
 
-    func acquire(_ kind: AcquisitionKind, refreshToken: String?, now: Date) async throws(AcquisitionFailure) -> TokenSet {
+    public var canGrant: Bool { true }
+    public var renewable: Bool { false }
+
+    public func acquire(_ kind: AcquisitionKind, refreshToken: String?, now: Date) async throws(AcquisitionFailure) -> TokenSet {
         guard let token = credentials[IdentityConfig.secretName(identity: identity, "token")] else {
             throw AcquisitionFailure(.transient, "the token of identity \(identity) has no value")
         }

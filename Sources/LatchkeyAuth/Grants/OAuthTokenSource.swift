@@ -3,20 +3,19 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import LatchkeyAuth
 import LatchkeyConfig
 import Synchronization
 
 /// An identity's token endpoint and grant. Secrets are read from the credential store at
 /// each request, so a rotated client secret or password file is used from then on.
-final class OAuthTokenSource: TokenSource {
+public final class OAuthTokenSource: TokenSource {
     let config: IdentityConfig
     let credentials: CredentialStore
     let client: AuthHTTPClient
     /// The metadata of `config.issuer`, once fetched.
     private let discovered = Mutex<DiscoveryDocument?>(nil)
 
-    init(config: IdentityConfig, credentials: CredentialStore, client: AuthHTTPClient) {
+    public init(config: IdentityConfig, credentials: CredentialStore, client: AuthHTTPClient) {
         self.config = config
         self.credentials = credentials
         self.client = client
@@ -24,20 +23,20 @@ final class OAuthTokenSource: TokenSource {
 
     /// Every grant here can run again without a person, except a seeded refresh token and
     /// the grants of `latchkey login`: those renew with their refresh token only.
-    var canGrant: Bool { config.grantsByItself }
+    public var canGrant: Bool { config.grantsByItself }
 
-    var renewable: Bool { true }
+    public var renewable: Bool { true }
 
     /// For a refresh-token identity, the token it starts from: no access token yet, the
     /// configured refresh token to get one.
-    static func seed(_ config: IdentityConfig, credentials: CredentialStore) -> TokenSet? {
+    public static func seed(_ config: IdentityConfig, credentials: CredentialStore) -> TokenSet? {
         guard case .refreshToken = config.grant,
               let refreshToken = credentials[IdentityConfig.secretName(identity: config.name, "refresh_token")]
         else { return nil }
         return TokenSet(accessToken: "", refreshToken: refreshToken, expiresAt: .distantPast, obtainedAt: .distantPast)
     }
 
-    func acquire(_ kind: AcquisitionKind, refreshToken: String?, now: Date) async throws(AcquisitionFailure) -> TokenSet {
+    public func acquire(_ kind: AcquisitionKind, refreshToken: String?, now: Date) async throws(AcquisitionFailure) -> TokenSet {
         let secrets = credentials.snapshot
         let discovered = try await discoveredTokenEndpoint(now: now)
         let request = try tokenRequest(kind, refreshToken: refreshToken, secrets: secrets, endpoint: discovered, now: now)

@@ -1,7 +1,6 @@
-import LatchkeyAuth
 import LatchkeyConfig
 import Testing
-@testable import Latchkey
+@testable import LatchkeyAuth
 
 /// Which RFC 6749 §5.2 errors mean the configuration is wrong, and the key each names.
 @Suite struct IdentityConfigMisconfigurationTests {

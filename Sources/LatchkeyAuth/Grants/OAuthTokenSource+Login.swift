@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import LatchkeyAuth
 
 // The requests of `latchkey login` for the authorization code and device grants, with the
 // identity's endpoints (configured, or from the issuer's metadata) and client
