@@ -69,13 +69,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Yams", package: "Yams"),
             ]
         ),
         .executableTarget(
             name: "latchkey",
             dependencies: [
-                "Latchkey", "LatchkeyConfig",
+                "Latchkey", "LatchkeyConfig", "LatchkeyAuth", "LatchkeyUpstream", "LatchkeyLoop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -93,7 +92,10 @@ let package = Package(
         .testTarget(name: "LatchkeyLoopTests", dependencies: ["LatchkeyLoop"]),
         .testTarget(name: "LatchkeyServerTests", dependencies: ["LatchkeyServer", "LatchkeyHTTP", "LatchkeyLoop"]),
         .testTarget(name: "LatchkeyUpstreamTests", dependencies: ["LatchkeyUpstream", "LatchkeyHTTP", "LatchkeyLoop", "CCurlShims", "LatchkeyTestSupport"]),
-        .testTarget(name: "LatchkeyAuthTests", dependencies: ["LatchkeyAuth", "LatchkeyConfig", "LatchkeyHTTP", "LatchkeyUpstream", "COpenSSL", "LatchkeyTestSupport"]),
+        .testTarget(
+            name: "LatchkeyAuthTests",
+            dependencies: ["LatchkeyAuth", "LatchkeyConfig", "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyUpstream", "COpenSSL", "LatchkeyTestSupport"]
+        ),
         .testTarget(
             name: "LatchkeyConfigTests",
             dependencies: [
@@ -103,7 +105,8 @@ let package = Package(
         .testTarget(
             name: "LatchkeyTests",
             dependencies: [
-                "Latchkey", "LatchkeyConfig", "LatchkeyAuth", "LatchkeyUpstream", "LatchkeyTestSupport",
+                "Latchkey", "LatchkeyConfig", "LatchkeyAuth", "LatchkeyHTTP", "LatchkeyServer", "LatchkeyUpstream", "LatchkeyTestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
