@@ -53,23 +53,37 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
+        // The configuration: YAML walked into validated values, and the secrets it names.
+        .target(
+            name: "LatchkeyConfig",
+            dependencies: [
+                "LatchkeyLoop", "LatchkeyUpstream", "LatchkeyLogging",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
         // Identities, grants and the token lifecycle: the control plane.
-        .target(name: "LatchkeyAuth", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "LatchkeyUpstream", "COpenSSL", "CHiredis", "CLinux"]),
-        // Configuration, routes, credentials, the proxy pipeline: the wiring.
+        .target(
+            name: "LatchkeyAuth",
+            dependencies: [
+                "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyUpstream", "LatchkeyConfig", "COpenSSL", "CHiredis", "CLinux",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Routes, the proxy pipeline, admin endpoints: the wiring.
         .target(
             name: "Latchkey",
             dependencies: [
-                "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyServer", "LatchkeyUpstream", "LatchkeyAuth", "LatchkeyLogging",
+                "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyServer", "LatchkeyUpstream", "LatchkeyConfig", "LatchkeyAuth", "LatchkeyLogging",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Yams", package: "Yams"),
             ]
         ),
         .executableTarget(
             name: "latchkey",
             dependencies: [
-                "Latchkey", "LatchkeyLogging",
+                "Latchkey", "LatchkeyConfig", "LatchkeyAuth", "LatchkeyUpstream", "LatchkeyLoop", "LatchkeyLogging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -78,7 +92,11 @@ let package = Package(
         ),
 
         // The hand-written socket peers that several test targets share.
-        .target(name: "LatchkeyTestSupport", path: "Tests/Support"),
+        .target(
+            name: "LatchkeyTestSupport",
+            dependencies: ["LatchkeyConfig", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Support"
+        ),
         .testTarget(name: "LatchkeyHTTPTests", dependencies: ["LatchkeyHTTP"]),
         .testTarget(name: "LatchkeyLoopTests", dependencies: ["LatchkeyLoop"]),
         .testTarget(
@@ -91,11 +109,21 @@ let package = Package(
         ),
         .testTarget(name: "LatchkeyServerTests", dependencies: ["LatchkeyServer", "LatchkeyHTTP", "LatchkeyLoop"]),
         .testTarget(name: "LatchkeyUpstreamTests", dependencies: ["LatchkeyUpstream", "LatchkeyHTTP", "LatchkeyLoop", "CCurlShims", "LatchkeyTestSupport"]),
-        .testTarget(name: "LatchkeyAuthTests", dependencies: ["LatchkeyAuth", "LatchkeyHTTP", "LatchkeyUpstream", "COpenSSL", "LatchkeyTestSupport"]),
+        .testTarget(
+            name: "LatchkeyAuthTests",
+            dependencies: ["LatchkeyAuth", "LatchkeyConfig", "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyUpstream", "COpenSSL", "LatchkeyTestSupport"]
+        ),
+        .testTarget(
+            name: "LatchkeyConfigTests",
+            dependencies: [
+                "LatchkeyConfig", "LatchkeyAuth", "LatchkeyUpstream", "LatchkeyTestSupport", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "LatchkeyTests",
             dependencies: [
-                "Latchkey", "LatchkeyAuth", "LatchkeyUpstream",
+                "Latchkey", "LatchkeyConfig", "LatchkeyAuth", "LatchkeyHTTP", "LatchkeyServer", "LatchkeyUpstream", "LatchkeyTestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]

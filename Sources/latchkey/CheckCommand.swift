@@ -1,6 +1,7 @@
 import ArgumentParser
 import Latchkey
 import Foundation
+import LatchkeyConfig
 
 /// `latchkey check --config FILE`: validates a config as `serve` would load it and lists
 /// every problem, one per line, as `FILE:LINE:COLUMN: PATH: message (expected ...)`.

@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyConfig
 import Logging
 
 /// A failure already explained for the user: printed as is, exit status 1.

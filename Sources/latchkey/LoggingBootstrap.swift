@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyConfig
 import LatchkeyLogging
 import Logging
 

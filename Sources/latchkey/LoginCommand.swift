@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Latchkey
 import LatchkeyAuth
+import LatchkeyConfig
 import LatchkeyLoop
 import LatchkeyUpstream
 

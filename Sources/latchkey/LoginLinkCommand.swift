@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Latchkey
+import LatchkeyConfig
 
 /// `latchkey login-link ROUTE --config FILE`: prints a one-time URL that gives a browser
 /// the proxy's session cookie on a listener with `inbound.session`.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CoreMetrics
 import Latchkey
+import LatchkeyConfig
 import LatchkeyLogging
 import LatchkeyLoop
 import LatchkeyUpstream

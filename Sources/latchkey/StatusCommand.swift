@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Latchkey
 import LatchkeyAuth
+import LatchkeyConfig
 import LatchkeyLoop
 
 /// `latchkey status --config FILE [--json]`: every identity's token state and every

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Latchkey
 import LatchkeyAuth
+import LatchkeyConfig
 
 /// `latchkey use ROUTE IDENTITY --config FILE`: which identity a route injects when a
 /// request names none.

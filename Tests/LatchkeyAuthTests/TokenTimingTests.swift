@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyConfig
 import Testing
 @testable import LatchkeyAuth
 

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyConfig
 import LatchkeyHTTP
 import LatchkeyServer
 import Testing

@@ -1,5 +1,7 @@
+import LatchkeyTestSupport
 import Testing
 @testable import Latchkey
+import LatchkeyConfig
 
 @Suite struct ConfigCookieJarTests {
     private func route(_ extra: String, inject: String = "{ header: Authorization, value: \"Bearer {access_token}\", identity: bc }") -> String {

@@ -1,6 +1,8 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 @testable import Latchkey
+import LatchkeyConfig
 
 @Suite struct ConfigSessionTests {
     private func listener(_ inbound: String, listen: String = "0.0.0.0:8080") -> String {

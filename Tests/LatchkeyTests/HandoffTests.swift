@@ -2,6 +2,7 @@ import Foundation
 @testable import LatchkeyAuth
 import LatchkeyHTTP
 import LatchkeyServer
+import LatchkeyConfig
 import Testing
 @testable import Latchkey
 

@@ -1,6 +1,8 @@
 import Foundation
 import LatchkeyAuth
 import Logging
+import LatchkeyTestSupport
+import LatchkeyConfig
 import Testing
 @testable import Latchkey
 

@@ -1,5 +1,7 @@
 import Foundation
 import LatchkeyAuth
+import LatchkeyTestSupport
+import LatchkeyConfig
 import Testing
 @testable import Latchkey
 

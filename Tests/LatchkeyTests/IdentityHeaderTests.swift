@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyAuth
 import LatchkeyHTTP
 import LatchkeyServer
+import LatchkeyConfig
 import Testing
 @testable import Latchkey
 

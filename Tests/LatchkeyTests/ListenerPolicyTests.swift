@@ -1,6 +1,7 @@
 import LatchkeyAuth
 import LatchkeyHTTP
 import LatchkeyServer
+import LatchkeyConfig
 import Testing
 @testable import Latchkey
 

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Prometheus
+import LatchkeyConfig
 import Testing
 @testable import Latchkey
 

@@ -2,6 +2,7 @@ import CoreMetrics
 import LatchkeyUpstream
 import Prometheus
 import Synchronization
+import LatchkeyConfig
 import Testing
 @testable import Latchkey
 

@@ -1,4 +1,6 @@
 import Foundation
+import LatchkeyConfig
+import LatchkeyTestSupport
 import Logging
 import Testing
 @testable import Latchkey

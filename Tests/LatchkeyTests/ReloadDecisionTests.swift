@@ -1,3 +1,5 @@
+import LatchkeyTestSupport
+import LatchkeyConfig
 import Testing
 @testable import Latchkey
 

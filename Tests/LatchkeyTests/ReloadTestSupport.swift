@@ -1,3 +1,5 @@
+import LatchkeyConfig
+import LatchkeyTestSupport
 @testable import Latchkey
 
 /// Configurations for the reload tests, written as the YAML an operator edits between two

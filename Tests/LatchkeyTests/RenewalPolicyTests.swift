@@ -1,4 +1,5 @@
 import LatchkeyHTTP
+import LatchkeyConfig
 import Testing
 @testable import Latchkey
 

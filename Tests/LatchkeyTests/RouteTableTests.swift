@@ -1,3 +1,4 @@
+import LatchkeyConfig
 import Testing
 @testable import Latchkey
 

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyAuth
+import LatchkeyConfig
 import Testing
 @testable import Latchkey
 

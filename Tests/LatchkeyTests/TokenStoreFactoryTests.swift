@@ -1,4 +1,6 @@
 import Foundation
+import LatchkeyTestSupport
+import LatchkeyConfig
 import Testing
 @testable import Latchkey
 import LatchkeyAuth

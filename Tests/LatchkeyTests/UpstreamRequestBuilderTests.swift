@@ -1,5 +1,6 @@
 import LatchkeyHTTP
 import LatchkeyServer
+import LatchkeyConfig
 import Testing
 @testable import Latchkey
 

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import LatchkeyAuth
+import LatchkeyConfig
 import Logging
 
 /// `latchkey token IDENTITY`: an access token for a script, got the way `serve` gets it

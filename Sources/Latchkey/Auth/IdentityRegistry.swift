@@ -1,5 +1,6 @@
 import CoreMetrics
 import LatchkeyAuth
+import LatchkeyConfig
 import LatchkeyUpstream
 import Logging
 import Synchronization

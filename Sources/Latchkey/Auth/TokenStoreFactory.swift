@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyAuth
+import LatchkeyConfig
 import LatchkeyLoop
 import Logging
 
@@ -102,22 +103,5 @@ extension Config {
     public var identitiesInTokenStore: [String] {
         let keepingCookies = identitiesKeepingCookies
         return identities.filter { $0.keepsTokens || keepingCookies.contains($0.name) }.map(\.name)
-    }
-}
-
-extension IdentityConfig {
-    /// Whether the identity's tokens go to the token store. A static token is not kept:
-    /// it lives in its own secret, which is re-read when it changes.
-    public var keepsTokens: Bool {
-        if case .staticToken = grant { return false }
-        return true
-    }
-
-    /// Whether the identity gets a new token without a person, from its own credentials
-    /// (a password, a client secret, a signed assertion…). Not a seeded refresh token,
-    /// which only renews, nor the grants of `latchkey login`.
-    public var grantsByItself: Bool {
-        if case .refreshToken = grant { return false }
-        return !logsInInteractively
     }
 }

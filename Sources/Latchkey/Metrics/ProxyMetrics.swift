@@ -1,4 +1,5 @@
 import CoreMetrics
+import LatchkeyConfig
 
 /// The data plane's metrics (README, "Metrics"), made once at start through a swift-metrics
 /// factory. Every series that can exist is made here, so each is exported from 0 on: a rate

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import LatchkeyAuth
+import LatchkeyConfig
 import LatchkeyHTTP
 import LatchkeyServer
 

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import LatchkeyServer
+import LatchkeyConfig
 import LatchkeyUpstream
 
 extension ProxyExchange {

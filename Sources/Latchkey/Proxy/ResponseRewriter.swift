@@ -1,3 +1,4 @@
+import LatchkeyConfig
 import LatchkeyHTTP
 
 /// Rewrites an upstream response head for the client's view of the proxy: links that

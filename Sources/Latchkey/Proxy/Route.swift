@@ -1,4 +1,5 @@
 import LatchkeyAuth
+import LatchkeyConfig
 import LatchkeyUpstream
 
 /// A route compiled for the hot path: strings pre-split and lower-cased once, so matching
@@ -82,29 +83,5 @@ final class Route: Sendable {
         if rest.isEmpty { return upstream.basePath.isEmpty ? "/" : upstream.basePath }
         if rest.first != "/" { rest = "/" + rest }
         return upstream.basePath + rest
-    }
-}
-
-/// The upstream base URL taken apart once.
-struct UpstreamTarget: Sendable, Equatable {
-    /// "http" or "https".
-    let scheme: String
-    /// host[:port] exactly as configured (used for Host and for recognising Location).
-    let authority: String
-    /// Base path without a trailing slash ("" for none).
-    let basePath: String
-
-    var origin: String { "\(scheme)://\(authority)" }
-
-    init?(url: String) {
-        guard let schemeEnd = url.firstRange(of: "://") else { return nil }
-        scheme = url[..<schemeEnd.lowerBound].lowercased()
-        let rest = url[schemeEnd.upperBound...]
-        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
-        authority = String(rest[..<slash])
-        var path = String(rest[slash...])
-        while path.hasSuffix("/") { path.removeLast() }
-        basePath = path
-        guard scheme == "http" || scheme == "https", !authority.isEmpty else { return nil }
     }
 }

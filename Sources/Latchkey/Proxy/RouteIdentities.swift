@@ -1,4 +1,5 @@
 import LatchkeyAuth
+import LatchkeyConfig
 import Synchronization
 
 /// The identities one route may inject, resolved once at start: the configured one first,

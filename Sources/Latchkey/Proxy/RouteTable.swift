@@ -1,4 +1,5 @@
 import LatchkeyAuth
+import LatchkeyConfig
 import LatchkeyUpstream
 
 /// The routes of one configuration, compiled once and shared read-only by every loop.

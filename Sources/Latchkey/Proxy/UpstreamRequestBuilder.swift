@@ -1,3 +1,4 @@
+import LatchkeyConfig
 import LatchkeyHTTP
 import LatchkeyServer
 import LatchkeyUpstream

@@ -1,3 +1,4 @@
+import LatchkeyConfig
 /// What a reload does to each identity, decided from the two configurations alone. An
 /// identity whose configuration is equal keeps its running `Identity` (its token, the
 /// requests waiting for one, its cookie jar, its refresh timer); one that changed gets a new

@@ -1,3 +1,4 @@
+import LatchkeyConfig
 /// Whether a configuration loaded on SIGHUP can replace the running one, decided from the
 /// two configurations alone. A reload applies whole or not at all: one key that only a
 /// restart can change (the event loops, the listening sockets, the token store the running

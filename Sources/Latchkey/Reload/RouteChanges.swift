@@ -1,3 +1,4 @@
+import LatchkeyConfig
 /// Which routes a reload adds, changes and removes, by name, for the log line and for the
 /// series of the routes that are gone. Every new request is routed by the loaded
 /// configuration; these names say what that changed.

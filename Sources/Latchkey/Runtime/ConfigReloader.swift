@@ -1,4 +1,5 @@
 import CoreMetrics
+import LatchkeyConfig
 import Logging
 
 /// `serve --config FILE` on SIGHUP: reads FILE again with the loader `latchkey check` uses,

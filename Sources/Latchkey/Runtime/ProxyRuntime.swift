@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import LatchkeyAuth
+import LatchkeyConfig
 import LatchkeyHTTP
 import LatchkeyLogging
 import LatchkeyLoop

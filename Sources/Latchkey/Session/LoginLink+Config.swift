@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import LatchkeyAuth
+import LatchkeyConfig
 
 extension Config {
     /// The one-time login link for `route`, as `latchkey login-link` prints it: on the

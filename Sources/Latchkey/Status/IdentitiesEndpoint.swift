@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import LatchkeyAuth
+import LatchkeyConfig
 
 /// `GET /.latchkey/identities`: what `latchkey status --json` shows, from the running
 /// server's own state, with what only it knows: a token request in flight (`refreshing`),

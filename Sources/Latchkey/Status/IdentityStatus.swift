@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import LatchkeyAuth
+import LatchkeyConfig
 
 /// One identity as `latchkey status` shows it: where its token lives, what state it is
 /// in, when it was obtained and expires, whether a refresh token is there, and the last

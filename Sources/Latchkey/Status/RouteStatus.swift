@@ -1,3 +1,4 @@
+import LatchkeyConfig
 /// A route that injects an identity, as `latchkey status` shows it: the identity requests
 /// get when they name none (the configured one, unless `latchkey use` chose another), and
 /// those a request may pick with `Latchkey-Identity`.

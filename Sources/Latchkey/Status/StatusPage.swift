@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import LatchkeyAuth
+import LatchkeyConfig
 
 /// What the status page (`GET /.latchkey/`) shows a person: the running serve's status
 /// report (what `/.latchkey/identities` answers), each identity with its last error, every

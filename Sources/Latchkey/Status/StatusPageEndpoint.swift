@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import LatchkeyHTTP
+import LatchkeyConfig
 
 /// `GET /.latchkey/`: the status page for people (see `StatusPage`). It names identities
 /// and routes, so the handler answers it after the listener's Host and inbound checks,

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import LatchkeyAuth
+import LatchkeyConfig
 
 /// What `latchkey status` reports: every identity of the configuration and every route
 /// that injects one, read from the token store the CLI and `serve` share. Never a token.

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import LatchkeyConfig
 
 /// How a token request gets its token.
 public enum AcquisitionKind: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import LatchkeyConfig
 import CHiredis
 #if canImport(Glibc)
 import Glibc

@@ -4,6 +4,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import LatchkeyConfig
 import Synchronization
 
 /// Tokens in Redis, for replicas that share identities: one key per identity holding the

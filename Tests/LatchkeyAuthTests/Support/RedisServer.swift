@@ -1,5 +1,6 @@
 import Foundation
 @testable import LatchkeyAuth
+import LatchkeyConfig
 #if canImport(Glibc)
 import Glibc
 #endif

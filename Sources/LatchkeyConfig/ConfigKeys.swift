@@ -1,0 +1,52 @@
+/// The keys each mapping of the document accepts, in the order the "expected one of"
+/// of an unknown key lists them. A new key goes into its list here and is read where the
+/// validator reads its neighbours.
+enum ConfigKeys {
+    static let root = ["server", "listeners", "credentials", "identities", "store", "routes", "limits", "logging"]
+    static let server = ["loops", "grace_period"]
+    /// `store: { type: file, path: DIR, key_file: FILE }` or
+    /// `store: { type: redis, url: URL, key_prefix: TEXT, password: SECRET, key_file: FILE }`.
+    static let store = ["type", "path", "key_file", "url", "key_prefix", "password"]
+    static let listener = ["name", "listen", "allowed_hosts", "allowed_origins", "inbound"]
+    static let inbound = ["shared_secret", "session", "open"]
+    static let session = ["key_file", "previous_key_files", "lifetime", "link_lifetime"]
+    static let sharedSecret = ["header", "value", "env", "file"]
+    /// A secret: exactly one of `value` (inline), `env` (variable name) or `file` (path).
+    static let secret = ["value", "env", "file"]
+    static let route = [
+        "name", "listeners", "path", "host", "upstream", "strip_prefix", "replace_prefix", "inject",
+        "pass_client_authorization", "preserve_host", "via", "cookies", "secret_query_params",
+        "renew_on", "renew_on_invalid_token", "replay_limit", "selectable_identities", "handoff", "jar", "allow_methods",
+    ]
+    static let handoff = ["url", "method", "expect_status", "before_first_page"]
+    /// The long form of `upstream:` (and of an identity's `token_url:` and `issuer:`).
+    static let upstream = [
+        "url", "ca_file", "client_cert", "client_key", "http2", "proxy",
+        "connect_timeout", "first_byte_timeout", "idle_timeout",
+    ]
+    /// One credential to attach: exactly one of `header`, `query`, `cookie`.
+    static let injection = ["header", "query", "cookie", "value", "credential", "identity"]
+    static let cookies = ["domain", "map_path", "drop_secure_on_loopback"]
+    static let limits = [
+        "max_request_line", "max_header_bytes", "max_headers", "max_body_bytes", "max_connections",
+        "head_timeout", "idle_timeout", "body_timeout",
+    ]
+    static let logging = ["level", "format", "access_log"]
+    static let identity = [
+        "grant", "grant_type", "params", "token_url", "client_id", "client_secret", "client_auth",
+        "username", "password", "refresh_token", "token", "scope", "audience", "resource",
+        "acquire", "keep_warm", "clock_skew", "refresh_ahead",
+        "key_file", "service_account_file", "assertion_issuer", "subject", "assertion_audience", "key_id",
+        "subject_token_file", "subject_token_type", "requested_token_type",
+        "client_key_file", "client_key_id", "hook", "issuer",
+        "authorization_url", "redirect_port", "redirect_path", "device_authorization_url", "revocation_url",
+        "check_on_start", "userinfo_url", "introspection_url",
+    ]
+
+    /// Every key outside identities (whose keys the README's grant sections document), for
+    /// the reference config's test.
+    static let outsideIdentities = Set(
+        root + server + store + listener + inbound + session + sharedSecret + secret + route + handoff + upstream
+            + injection + cookies + limits + logging
+    )
+}

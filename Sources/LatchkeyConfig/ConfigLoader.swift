@@ -1,0 +1,191 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Yams
+
+/// Reads a YAML config into a validated `Config`, or throws every problem it has.
+///
+/// Two passes over one parse: YAML syntax (with libyaml's line), then the validator's
+/// walk over the nodes, which reads each value where it checks it (wrong types, unknown
+/// keys, defaults, ranges, references, security rules). Every problem carries its path,
+/// by which an index of the node tree's marks places it.
+public enum ConfigLoader {
+    public struct Options: Sendable {
+        /// Read secret files and environment variables and check that TLS files are
+        /// readable, so that `check` reports what `serve` would fail on at start. Off for
+        /// validating a config on a machine that does not hold its secrets.
+        public var checkExternal: Bool
+        /// Where `env:` secrets are looked up.
+        public var environment: [String: String]
+
+        public init(checkExternal: Bool = true, environment: [String: String] = ProcessInfo.processInfo.environment) {
+            self.checkExternal = checkExternal
+            self.environment = environment
+        }
+    }
+
+    /// Larger than any sane config; stops `--config /dev/zero` from eating memory.
+    static let maxFileBytes = 4 * 1024 * 1024
+
+    /// Loads the file at `path`. Relative paths inside it (secret files, CA files, Unix
+    /// sockets) are taken against the file's directory.
+    public static func load(path: String, options: Options = .init()) throws(ConfigErrors) -> Config {
+        let text: String
+        do {
+            text = try readConfigFile(path)
+        } catch {
+            throw ConfigErrors([ConfigProblem(file: path, path: "", message: error.message)])
+        }
+        let directory: String? = path.lastIndex(of: "/").map { String(path[..<$0]).isEmpty ? "/" : String(path[..<$0]) }
+        return try load(yaml: text, sourceName: path, baseDirectory: directory, options: options)
+    }
+
+    /// Loads YAML text; `sourceName` labels the problems (usually the file's path).
+    public static func load(
+        yaml: String, sourceName: String, baseDirectory: String? = nil, options: Options = .init()
+    ) throws(ConfigErrors) -> Config {
+        let root: Node
+        do {
+            root = try Parser(yaml: yaml).singleRoot() ?? Node("")
+        } catch {
+            throw ConfigErrors([syntaxProblem(error, file: sourceName)])
+        }
+        let index = NodeIndex(root: root)
+
+        let shapes = ShapeProblems()
+        var validator = ConfigValidator(options: .init(
+            baseDirectory: baseDirectory, checkExternal: options.checkExternal, environment: options.environment
+        ))
+        let document = index.isNull(.root) ? nil : ConfigNode(node: root, path: .root, problems: shapes)
+        let config = validator.validate(document)
+
+        let pending = shapes.problems + validator.diagnostics.problems
+        guard pending.isEmpty else {
+            throw ConfigErrors(index.place(pending, file: sourceName))
+        }
+        return config
+    }
+
+    private static func readConfigFile(_ path: String) throws(SecretError) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            if !FileManager.default.fileExists(atPath: path) { throw SecretError("no such file") }
+            throw SecretError("cannot read the file")
+        }
+        guard data.count <= maxFileBytes else { throw SecretError("larger than \(maxFileBytes) bytes") }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// libyaml's message and mark. `context.text` of a duplicate-key error is the whole
+    /// document, so it is never printed.
+    private static func syntaxProblem(_ error: any Error, file: String) -> ConfigProblem {
+        func problem(_ mark: Mark?, _ message: String) -> ConfigProblem {
+            problemAt(mark?.line, mark?.column, message)
+        }
+        func problemAt(_ line: Int?, _ column: Int?, _ message: String) -> ConfigProblem {
+            ConfigProblem(file: file, line: line, column: column, path: "", message: "YAML syntax error: " + message)
+        }
+        guard let yamlError = error as? YamlError else { return problem(nil, "cannot parse") }
+        switch yamlError {
+        case .scanner(let context, let message, let mark, _), .parser(let context, let message, let mark, _),
+             .composer(let context, let message, let mark, _):
+            return problem(mark, message + (context.map { " (\($0.text) at line \($0.mark.line))" } ?? ""))
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            let keys = duplicates.map { ConfigSyntax.quoted($0) }.joined(separator: ",")
+            return problem(context.mark, "duplicate key\(keys) in a mapping")
+        case .reader(let message, let offset, _, let yaml):
+            guard let offset else { return problem(nil, message) }
+            let prefix = yaml.prefix(offset)
+            let line = prefix.reduce(1) { $1 == "\n" ? $0 + 1 : $0 }
+            let column = prefix.count - (prefix.lastIndex(of: "\n").map { prefix.distance(from: prefix.startIndex, to: $0) + 1 } ?? 0) + 1
+            return problemAt(line, column, message)
+        default:
+            return problem(nil, "cannot parse")
+        }
+    }
+}
+
+/// Where each path of the document sits, from the marks libyaml records on nodes.
+struct NodeIndex {
+    enum Kind {
+        case mapping, sequence, scalar, null
+    }
+
+    struct Entry {
+        var keyMark: Mark?
+        var valueMark: Mark?
+        var kind: Kind
+    }
+
+    private var entries: [ConfigPath: Entry] = [:]
+
+    init(root: Node) {
+        add(root, at: .root, keyMark: nil)
+    }
+
+    private mutating func add(_ node: Node, at path: ConfigPath, keyMark: Mark?) {
+        switch node {
+        case .mapping(let mapping):
+            entries[path] = Entry(keyMark: keyMark, valueMark: node.mark, kind: .mapping)
+            for (key, value) in mapping {
+                guard let name = key.string else { continue }
+                add(value, at: path / name, keyMark: key.mark)
+            }
+        case .sequence(let sequence):
+            entries[path] = Entry(keyMark: keyMark, valueMark: node.mark, kind: .sequence)
+            for (offset, element) in sequence.enumerated() {
+                add(element, at: path[offset], keyMark: element.mark)
+            }
+        case .scalar:
+            entries[path] = Entry(keyMark: keyMark, valueMark: node.mark, kind: ConfigNode.isNull(node) ? .null : .scalar)
+        case .alias:
+            entries[path] = Entry(keyMark: keyMark, valueMark: node.mark, kind: .scalar)
+        }
+    }
+
+    func isNull(_ path: ConfigPath) -> Bool {
+        entries[path]?.kind == .null
+    }
+
+    /// Gives each problem the line of its node, or of the nearest ancestor present in the
+    /// document (for a missing key, the mapping that lacks it); sorted by position.
+    func place(_ pending: [PendingProblem], file: String) -> [ConfigProblem] {
+        var seen: Set<String> = []
+        var placed: [ConfigProblem] = []
+        for problem in pending {
+            var mark: Mark?
+            var cursor: ConfigPath? = problem.path
+            var exact = true
+            while let path = cursor, mark == nil {
+                if let entry = entries[path] {
+                    mark = (exact && problem.anchor == .key) ? (entry.keyMark ?? entry.valueMark) : (entry.valueMark ?? entry.keyMark)
+                }
+                cursor = path.parent
+                exact = false
+            }
+            var message = problem.message
+            if message == "wrong type", let kind = entries[problem.path]?.kind {
+                message = switch kind {
+                case .mapping: "found a mapping"
+                case .sequence: "found a list"
+                case .scalar: "invalid value"
+                case .null: "missing value"
+                }
+            }
+            let result = ConfigProblem(
+                file: file, line: mark?.line, column: mark?.column, path: problem.path.description,
+                message: message, expected: problem.expected
+            )
+            if seen.insert(result.description).inserted {
+                placed.append(result)
+            }
+        }
+        // Stable: problems on one line keep the order they were found in.
+        return placed.enumerated().sorted { a, b in
+            let left = (a.element.line ?? .max, a.element.column ?? 0, a.offset)
+            let right = (b.element.line ?? .max, b.element.column ?? 0, b.offset)
+            return left < right
+        }.map(\.element)
+    }
+}

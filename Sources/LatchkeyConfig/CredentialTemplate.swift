@@ -1,0 +1,128 @@
+/// A credential template such as "Bearer {token}", parsed once at load time into the
+/// literal text around its one placeholder, so that rendering is two appends.
+///
+/// Syntax: literal text with exactly one placeholder, `{token}` or its synonym
+/// `{access_token}`; `{{` and `}}` stand for literal braces. Any other `{name}` is an
+/// error (later grants add placeholders of their own).
+public struct CredentialTemplate: Sendable, Equatable, CustomStringConvertible {
+    public let prefix: String
+    public let suffix: String
+    private let prefixBytes: [UInt8]
+    private let suffixBytes: [UInt8]
+
+    /// The placeholder names accepted for the credential's value.
+    public static let tokenPlaceholders = ["token", "access_token"]
+
+    /// The template "{token}": the credential's value alone.
+    public static let token = CredentialTemplate()
+
+    public init(prefix: String = "", suffix: String = "") {
+        self.prefix = prefix
+        self.suffix = suffix
+        self.prefixBytes = Array(prefix.utf8)
+        self.suffixBytes = Array(suffix.utf8)
+    }
+
+    /// Parses template text. Errors never quote the text: a user who pastes a token where
+    /// the template belongs must not see it echoed into logs.
+    public init(parsing text: String) throws(ParseError) {
+        var literal: [UInt8] = []
+        var prefix: [UInt8]?
+        var bytes = text.utf8[...]
+        while let byte = bytes.first {
+            bytes = bytes.dropFirst()
+            switch byte {
+            case UInt8(ascii: "{"):
+                if bytes.first == UInt8(ascii: "{") {
+                    bytes = bytes.dropFirst()
+                    literal.append(byte)
+                    continue
+                }
+                guard let close = bytes.firstIndex(of: UInt8(ascii: "}")) else {
+                    throw ParseError("unclosed '{'")
+                }
+                let name = String(decoding: bytes[..<close], as: UTF8.self)
+                bytes = bytes[bytes.index(after: close)...]
+                guard Self.tokenPlaceholders.contains(name) else {
+                    if let suggestion = ConfigSyntax.closestMatch(to: name, in: Self.tokenPlaceholders) {
+                        throw ParseError("unknown placeholder; did you mean {\(suggestion)}?")
+                    }
+                    throw ParseError("unknown placeholder")
+                }
+                guard prefix == nil else { throw ParseError("more than one placeholder") }
+                prefix = literal
+                literal = []
+            case UInt8(ascii: "}"):
+                guard bytes.first == UInt8(ascii: "}") else { throw ParseError("unmatched '}'") }
+                bytes = bytes.dropFirst()
+                literal.append(byte)
+            default:
+                literal.append(byte)
+            }
+        }
+        guard let prefix else { throw ParseError("no {token} placeholder") }
+        self.init(prefix: String(decoding: prefix, as: UTF8.self), suffix: String(decoding: literal, as: UTF8.self))
+    }
+
+    /// The credential value inside its template.
+    @inlinable
+    public func render(token: String) -> String {
+        if prefix.isEmpty && suffix.isEmpty { return token }
+        var result = String()
+        result.reserveCapacity(prefix.utf8.count + token.utf8.count + suffix.utf8.count)
+        result += prefix
+        result += token
+        result += suffix
+        return result
+    }
+
+    /// Appends the rendered bytes, for callers that build header blocks as bytes.
+    public func render(token: some Collection<UInt8>, into buffer: inout [UInt8]) {
+        buffer.append(contentsOf: prefixBytes)
+        buffer.append(contentsOf: token)
+        buffer.append(contentsOf: suffixBytes)
+    }
+
+    /// The template text in its canonical form, e.g. "Bearer {token}".
+    public var description: String {
+        Self.escape(prefix) + "{token}" + Self.escape(suffix)
+    }
+
+    /// The literal parts contain a byte from `forbidden`, e.g. CR/LF for a header value.
+    func literalContains(where forbidden: (UInt8) -> Bool) -> Bool {
+        prefixBytes.contains(where: forbidden) || suffixBytes.contains(where: forbidden)
+    }
+
+    private static func escape(_ literal: String) -> String {
+        literal.replacingBraces()
+    }
+
+    public static func == (lhs: CredentialTemplate, rhs: CredentialTemplate) -> Bool {
+        lhs.prefix == rhs.prefix && lhs.suffix == rhs.suffix
+    }
+
+    /// Why template text was refused; the message never quotes the text.
+    public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+        public var message: String
+
+        init(_ message: String) {
+            self.message = message
+        }
+
+        public var description: String { message }
+    }
+}
+
+extension String {
+    fileprivate func replacingBraces() -> String {
+        var result = ""
+        for character in self {
+            switch character {
+            case "{": result += "{{"
+            case "}": result += "}}"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+}
