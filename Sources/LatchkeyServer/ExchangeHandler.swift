@@ -55,11 +55,14 @@ public struct ConnectionSettings: Sendable {
     public var outboundHighWater: Int
     /// Largest request body accepted (413 beyond); nil for no limit.
     public var maxRequestBodyBytes: UInt64?
+    /// False: each connection carries one request and closes after its response, whatever
+    /// the client asked (the login's redirect receiver, whose port must close with it).
+    public var keepAlive: Bool
 
     public init(
         http: HTTPLimits = .init(), headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60),
         bodyTimeout: Duration = .seconds(60), maxConnections: Int = 10_000, outboundHighWater: Int = 256 * 1024,
-        maxRequestBodyBytes: UInt64? = nil
+        maxRequestBodyBytes: UInt64? = nil, keepAlive: Bool = true
     ) {
         self.http = http
         self.headTimeout = headTimeout
@@ -68,5 +71,6 @@ public struct ConnectionSettings: Sendable {
         self.maxConnections = maxConnections
         self.outboundHighWater = outboundHighWater
         self.maxRequestBodyBytes = maxRequestBodyBytes
+        self.keepAlive = keepAlive
     }
 }

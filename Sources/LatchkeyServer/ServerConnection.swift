@@ -144,7 +144,7 @@ final class ServerConnection: IOHandler, DeferredWork {
     func startExchange(_ head: RequestHead) {
         let exchange = ServerExchange(head: head, listener: listener, peer: peer, receivedAt: loop.now, connection: self)
         self.exchange = exchange
-        let keepAlive = head.keepAlive && !server.isShuttingDown
+        let keepAlive = head.keepAlive && server.settings.keepAlive && !server.isShuttingDown
         let action = machine.headDecoded(head, at: loop.now, keepAlive: keepAlive, settings: server.settings)
         if case .reject(let document) = action { return answerItself(document, exchange: exchange) }
         if action == .deliverWithoutBody {

@@ -42,6 +42,18 @@ import Testing
         #expect(client.peerClosed())
     }
 
+    /// Without keep-alive each connection carries one request, whatever the client asked:
+    /// the second of two pipelined requests is never answered.
+    @Test func withoutKeepAliveTheConnectionClosesAfterOneResponse() throws {
+        let server = try ServerHarness(settings: ConnectionSettings(keepAlive: false))
+        let client = try TestClient(port: server.port)
+        client.send("GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n")
+        let text = client.read(until: "GET /b")  // until the server closes
+        #expect(text.contains("GET /a bytes=0") && !text.contains("GET /b"))
+        #expect(text.contains("Connection: close"))
+        #expect(client.peerClosed())
+    }
+
     @Test func slowHeadGets408() throws {
         let server = try ServerHarness(settings: ConnectionSettings(headTimeout: .milliseconds(300)))
         let client = try TestClient(port: server.port)
