@@ -66,7 +66,7 @@ let package = Package(
         .target(
             name: "LatchkeyAuth",
             dependencies: [
-                "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyUpstream", "LatchkeyConfig", "COpenSSL", "CHiredis", "CLinux",
+                "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyServer", "LatchkeyUpstream", "LatchkeyConfig", "COpenSSL", "CHiredis", "CLinux",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

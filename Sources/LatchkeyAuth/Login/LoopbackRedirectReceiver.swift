@@ -1,27 +1,30 @@
-import CLinux
-import Foundation
 import LatchkeyLoop
+import LatchkeyServer
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Receives the authorization server's redirect back to `latchkey login` (RFC 8252 §7.3).
 ///
 /// It listens on the IPv4 loopback literal, never `localhost`, which may resolve to
 /// another interface or to ::1 (RFC 8252 §8.3). `init` binds, so that the redirect URI
 /// (with the port the kernel chose for port 0) is known before the authorization URL is
-/// made; `code(for:timeout:)` then serves the browser's requests on a thread of its own,
-/// with blocking sockets — this is the CLI, not an event loop — and closes the listener as
-/// soon as the login's redirect has come, the timeout has passed or the task is cancelled.
-/// Every descriptor is close-on-exec, so a browser started meanwhile never inherits the
-/// listener and keeps the port open after Latchkey exits.
+/// made; `code(for:timeout:)` then serves the browser's requests with an `HTTPServer` on an
+/// event loop of its own (`RedirectServer`), and closes the listener as soon as the login's
+/// redirect has come, the timeout has passed or the task is cancelled. Every descriptor is
+/// close-on-exec, so a browser started meanwhile never inherits the listener and keeps the
+/// port open after Latchkey exits.
 public final class LoopbackRedirectReceiver: Sendable {
     public let port: UInt16
     /// The redirect URI's path, e.g. `/callback`.
     public let path: String
-    private let descriptors: Descriptors
-    private let started = Mutex(false)
+    private let listener: ListeningSocket
+    private let serving = Mutex(Serving.notStarted)
+
+    private enum Serving {
+        case notStarted
+        /// Cancelled before its loop was running: the loop ends the login as it starts.
+        case cancelled
+        case running(EventLoopHandle)
+    }
 
     /// `http://127.0.0.1:PORT/PATH`, the `redirect_uri` of the authorization request.
     public var redirectURI: String { "http://127.0.0.1:\(port)\(path)" }
@@ -29,10 +32,11 @@ public final class LoopbackRedirectReceiver: Sendable {
     /// Binds 127.0.0.1:`port` (0: any free port) and listens.
     public init(port: UInt16 = 0, path: String = "/callback") throws(LoginError) {
         do {
-            (descriptors, self.port) = try Descriptors.listen(port: port)
+            listener = try ListeningSocket(address: .ipv4(host: "127.0.0.1", port: Int(port)), index: 0, backlog: 16)
         } catch {
             throw .cannotListen(port: port, error)
         }
+        self.port = UInt16(listener.info.boundAddress.port ?? Int(port))
         self.path = path
     }
 
@@ -44,92 +48,69 @@ public final class LoopbackRedirectReceiver: Sendable {
     public func code(
         for request: AuthorizationRequest, timeout: Duration, ignored: @escaping @Sendable (String) -> Void = { _ in }
     ) async throws(LoginError) -> String {
-        let first = started.withLock { started in
-            defer { started = true }
-            return !started
-        }
-        precondition(first, "a redirect receiver serves one login")
-        let (descriptors, port, path) = (descriptors, port, path)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<String, LoginError>, Never>) in
-                let thread = Thread {
-                    var server = RedirectServer(
-                        listener: descriptors.listener, wake: descriptors.wake, port: port, path: path, request: request,
-                        timeout: timeout, ignored: ignored)
-                    let result = server.run()
-                    descriptors.close()
-                    continuation.resume(returning: result)
-                }
-                thread.name = "latchkey-login-redirect"
-                thread.start()
+                serve(request, timeout: timeout, ignored: ignored, reply: Reply(continuation))
             }
         } onCancel: {
-            descriptors.wakeUp()
+            cancel()
         }
         return try result.get()
     }
+
+    private func serve(_ request: AuthorizationRequest, timeout: Duration, ignored: @escaping @Sendable (String) -> Void, reply: Reply) {
+        let (listener, port, path) = (listener, port, path)
+        let thread: EventLoopThread
+        do {
+            thread = try EventLoopThread(index: 0, failed: { reply.send(.failure(.cannotListen(port: port, $0))) }) { loop in
+                let server = RedirectServer(
+                    loop: loop, listener: listener, path: path, request: request, timeout: timeout,
+                    ignored: ignored, finished: reply.send)
+                try server.start()
+            }
+        } catch let error as SystemError {
+            return reply.send(.failure(.cannotListen(port: port, error)))
+        } catch {
+            return reply.send(.failure(.failed("cannot serve the redirect: \(error)")))
+        }
+        let cancelledMeanwhile = serving.withLock { serving in
+            precondition(!Self.isRunning(serving), "a redirect receiver serves one login")
+            defer { serving = .running(thread.handle) }
+            if case .cancelled = serving { return true }
+            return false
+        }
+        if cancelledMeanwhile { Self.cancel(thread.handle) }
+    }
+
+    private func cancel() {
+        let handle = serving.withLock { serving -> EventLoopHandle? in
+            if case .running(let handle) = serving { return handle }
+            serving = .cancelled
+            return nil
+        }
+        if let handle { Self.cancel(handle) }
+    }
+
+    private static func cancel(_ handle: EventLoopHandle) {
+        handle.execute { loop in loop.attachment(RedirectServer.self)?.end(.failure(.cancelled)) }
+    }
+
+    private static func isRunning(_ serving: Serving) -> Bool {
+        if case .running = serving { return true }
+        return false
+    }
 }
 
-/// The listening socket and the eventfd that wakes its thread on cancellation: closed by
-/// that thread when it is done, or here at release if it never started.
-private final class Descriptors: Sendable {
-    let listener: Int32
-    let wake: Int32
-    private let closed = Mutex(false)
+/// The continuation of `code(for:)`, resumed once: by the loop with the outcome, or on
+/// failing to start it.
+private final class Reply: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Result<String, LoginError>, Never>?>
 
-    private init(listener: Int32, wake: Int32) {
-        self.listener = listener
-        self.wake = wake
+    init(_ continuation: CheckedContinuation<Result<String, LoginError>, Never>) {
+        self.continuation = Mutex(continuation)
     }
 
-    deinit { close() }
-
-    /// socket(2), bind(2) to 127.0.0.1:`port`, listen(2), and an eventfd(2).
-    static func listen(port: UInt16) throws(SystemError) -> (Descriptors, UInt16) {
-        let fd = try systemCall("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
-        do {
-            // A fixed port can be taken again at once after a login, past TIME_WAIT.
-            var one: Int32 = 1
-            _ = try systemCall("setsockopt(SO_REUSEADDR)") {
-                setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-            }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = port.bigEndian
-            address.sin_addr.s_addr = UInt32(INADDR_LOOPBACK).bigEndian
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = try withUnsafeMutablePointer(to: &address) { pointer throws(SystemError) in
-                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SystemError) in
-                    _ = try systemCall("bind") { bind(fd, address, length) }
-                    _ = try systemCall("listen") { Glibc.listen(fd, 16) }
-                    // getsockname(2): the port the kernel chose for port 0.
-                    return try systemCall("getsockname") { getsockname(fd, address, &length) }
-                }
-            }
-            let wake = try systemCall("eventfd") { eventfd(0, Int32(EFD_CLOEXEC)) }
-            return (Descriptors(listener: fd, wake: wake), UInt16(bigEndian: address.sin_port))
-        } catch {
-            _ = Glibc.close(fd)
-            throw error
-        }
-    }
-
-    /// Makes the serving thread's poll(2) return: the login was cancelled. Under the lock,
-    /// so that the eventfd cannot be closed (and its number reused) meanwhile.
-    func wakeUp() {
-        closed.withLock { closed in
-            guard !closed else { return }
-            var one: UInt64 = 1
-            _ = write(wake, &one, MemoryLayout<UInt64>.size)
-        }
-    }
-
-    func close() {
-        closed.withLock { closed in
-            guard !closed else { return }
-            closed = true
-            _ = Glibc.close(listener)
-            _ = Glibc.close(wake)
-        }
+    @Sendable func send(_ result: Result<String, LoginError>) {
+        continuation.withLock { $0.take() }?.resume(returning: result)
     }
 }

@@ -28,28 +28,24 @@ struct RedirectPage: Sendable, Equatable {
                      message: "The login failed: \(error.message). You may close this window.")
     }
 
-    static func badRequest(_ error: HTTPParseError) -> RedirectPage {
-        RedirectPage(status: error.status, title: "Bad request", message: "Latchkey could not read this request.")
-    }
-
-    /// The whole response: the connection is closed after it.
-    var response: [UInt8] {
-        let body = Array("""
+    /// The page, answered with `fields`.
+    var body: [UInt8] {
+        Array("""
             <!DOCTYPE html>
             <html><head><meta charset="utf-8"><title>Latchkey: \(HTMLText.escape(title))</title></head>
             <body><h1>\(HTMLText.escape(title))</h1><p>\(HTMLText.escape(message))</p></body></html>
 
             """.utf8)
+    }
+
+    /// The server adds the length and closes the connection after it.
+    var fields: HTTPFields {
         var fields = HTTPFields()
         fields.append(name: "Content-Type", value: "text/html; charset=utf-8")
-        fields.append(name: "Content-Length", value: String(body.count))
         fields.append(name: "Cache-Control", value: "no-store")
         // The page loads nothing and links nowhere: the URL that led here holds the code.
         fields.append(name: "Content-Security-Policy", value: "default-src 'none'")
         fields.append(name: "Referrer-Policy", value: "no-referrer")
-        fields.append(name: "Connection", value: "close")
-        var bytes: [UInt8] = []
-        ResponseHeadEncoder.encode(status: status, fields: fields, into: &bytes)
-        return bytes + body
+        return fields
     }
 }

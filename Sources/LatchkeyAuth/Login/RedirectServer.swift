@@ -1,191 +1,95 @@
-import CLinux
 import LatchkeyHTTP
 import LatchkeyLoop
-#if canImport(Glibc)
-import Glibc
-#endif
+import LatchkeyServer
 
-/// The serving loop of `LoopbackRedirectReceiver`, run on its thread: poll(2) over the
-/// listener, the wake-up eventfd and the open connections, so that a browser's idle
-/// preconnection never holds up the request that matters. Each connection carries one
-/// request, decoded by the project's own codec, and is closed after the answer.
-struct RedirectServer {
-    let listener: Int32
-    let wake: Int32
-    let port: UInt16
-    let path: String
-    let request: AuthorizationRequest
-    let timeout: Duration
-    let ignored: @Sendable (String) -> Void
-    private let deadline: ContinuousClock.Instant
-    private var connections: [RedirectConnection] = []
+/// The serving side of `LoopbackRedirectReceiver`, on its event loop: an `HTTPServer` on
+/// the loopback listener whose every request is answered here with a `RedirectPage`, on a
+/// connection that closes after it. A browser's idle preconnection never holds up the
+/// request that matters. The login ends when its redirect has come, the timeout has passed
+/// or it was cancelled (`end`, from the receiver through the loop's handle).
+final class RedirectServer: ServerHandler, ExchangeHandler {
+    private let loop: EventLoop
+    private let listener: ListeningSocket
+    private let path: String
+    private let request: AuthorizationRequest
+    private let timeout: Duration
+    private let ignored: @Sendable (String) -> Void
+    /// Told the outcome once, on the loop, when the listener is closed and the answers
+    /// under way are written.
+    private let finished: @Sendable (Result<String, LoginError>) -> Void
+    /// The loop holds the server (attached); the server holds this, its handler.
+    private weak var server: HTTPServer?
+    private var outcome: Result<String, LoginError>?
+    private lazy var deadline = LoopTimer { [unowned self] in end(.failure(.timedOut(timeout))) }
+    /// An answer the browser does not read must not keep the login from ending.
+    private lazy var grace = LoopTimer { [unowned self] in server?.closeAll() }
 
-    /// More would only be a page hammering the port; the oldest stay.
-    static let maxConnections = 16
+    /// More connections would only be a page hammering the port (503 beyond); one request
+    /// each, as a browser needs nothing more of this port.
+    static let settings = ConnectionSettings(maxConnections: 16, keepAlive: false)
 
     init(
-        listener: Int32, wake: Int32, port: UInt16, path: String, request: AuthorizationRequest,
-        timeout: Duration, ignored: @escaping @Sendable (String) -> Void
+        loop: EventLoop, listener: ListeningSocket, path: String, request: AuthorizationRequest, timeout: Duration,
+        ignored: @escaping @Sendable (String) -> Void, finished: @escaping @Sendable (Result<String, LoginError>) -> Void
     ) {
+        self.loop = loop
         self.listener = listener
-        self.wake = wake
-        self.port = port
         self.path = path
         self.request = request
         self.timeout = timeout
         self.ignored = ignored
-        deadline = .now + timeout
+        self.finished = finished
     }
 
-    mutating func run() -> Result<String, LoginError> {
-        defer { for connection in connections { close(connection.fd) } }
-        while true {
-            let remaining = deadline - .now
-            guard remaining > .zero else { return .failure(.timedOut(timeout)) }
-            var descriptors = [wake, listener].map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            descriptors += connections.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-            do {
-                _ = try systemCall("poll") { poll(&descriptors, nfds_t(descriptors.count), Self.milliseconds(remaining)) }
-            } catch {
-                return .failure(.cannotListen(port: port, error))
-            }
-            if descriptors[0].revents != 0 { return .failure(.cancelled) }
-            // From the last, so that removing one keeps the others' indices.
-            for index in connections.indices.reversed() where descriptors[index + 2].revents != 0 {
-                if let outcome = serve(index) { return outcome }
-            }
-            if descriptors[1].revents != 0 { accept() }
-        }
+    /// Starts serving on `loop` and the timeout's clock.
+    func start() throws(SystemError) {
+        let server = HTTPServer(loop: loop, settings: Self.settings, handler: self)
+        try server.listen(on: listener)
+        loop.attach(server)
+        loop.attach(self)
+        self.server = server
+        loop.arm(deadline, after: timeout)
     }
 
-    /// Reads what connection `index` has and answers a complete request; the login's
-    /// outcome when that request ends it.
-    private mutating func serve(_ index: Int) -> Result<String, LoginError>? {
+    func handle(_ exchange: ServerExchange) -> ExchangeHandler {
         let page: RedirectPage
-        var outcome: Result<String, LoginError>?
-        switch connections[index].receive() {
-        case .waiting:
-            return nil
-        case .closed:
-            close(connections.remove(at: index).fd)
-            return nil
-        case .malformed(let error):
-            page = .badRequest(error)
-        case .head(let head):
-            switch RedirectVerdict(head, path: path, request: request) {
-            case .ignore(let answer, let notice):
-                page = answer
-                if let notice { ignored(notice) }
-            case .finish(let answer, let result):
-                page = answer
-                outcome = result
-            }
+        switch RedirectVerdict(exchange.head, path: path, request: request) {
+        case .ignore(let answer, let notice):
+            page = answer
+            if let notice { ignored(notice) }
+        case .finish(let answer, let result):
+            page = answer
+            end(result)
         }
-        let connection = connections.remove(at: index)
-        connection.send(page.response)
-        close(connection.fd)
-        return outcome
+        exchange.respond(status: page.status, fields: page.fields, body: page.body)
+        return self
     }
 
-    /// accept4(2), close-on-exec; beyond `maxConnections` the newcomer is closed at once.
-    private mutating func accept() {
-        guard let fd = try? systemCall("accept4", { lk_accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue)) }) else { return }
-        guard connections.count < Self.maxConnections else {
-            close(fd)
-            return
-        }
-        connections.append(RedirectConnection(fd: fd))
-    }
-
-    /// poll(2)'s timeout: whole milliseconds, rounded up so that the deadline has passed
-    /// when it returns.
-    private static func milliseconds(_ duration: Duration) -> Int32 {
-        let (seconds, attoseconds) = duration.components
-        let total = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-        return Int32(clamping: total)
-    }
-}
-
-/// What one request to the loopback listener means for the login.
-enum RedirectVerdict: Equatable {
-    /// Not the login's redirect: answer the page and go on waiting. `notice` says what
-    /// was ignored when the user should hear of it.
-    case ignore(RedirectPage, notice: String?)
-    /// The login's redirect: answer the page, then end with `result`.
-    case finish(RedirectPage, Result<String, LoginError>)
-
-    init(_ head: RequestHead, path: String, request: AuthorizationRequest) {
-        let target = head.target
-        guard target.prefix(while: { $0 != "?" }) == path else {
-            self = .ignore(.notFound, notice: nil)
-            return
-        }
-        guard head.method == "GET" else {
-            self = .ignore(.methodNotAllowed, notice: nil)
-            return
-        }
-        do {
-            self = .finish(.loggedIn, .success(try request.code(fromRedirect: target)))
-        } catch {
-            let failure: LoginError
-            switch error {
-            case .stateMismatch:
-                self = .ignore(.notThisLogin, notice: "ignored a request to the redirect URI whose state does not match this login")
-                return
-            case .refused(let code, let description):
-                failure = .refused(error: code, description: description)
-            case .missingCode:
-                failure = .missingCode
-            }
-            self = .finish(.failed(failure), .failure(failure))
-        }
-    }
-}
-
-/// One accepted connection: its bytes so far and the request decoder.
-private struct RedirectConnection {
-    enum Event {
-        case waiting
-        case closed
-        case head(RequestHead)
-        case malformed(HTTPParseError)
-    }
-
-    let fd: Int32
-    private var buffer: [UInt8] = []
-    private var decoder = RequestDecoder()
-
-    init(fd: Int32) {
-        self.fd = fd
-    }
-
-    /// recv(2) once (poll said there is something, so it does not block), then decodes.
-    mutating func receive() -> Event {
-        var chunk = [UInt8](repeating: 0, count: 8192)
-        let count = (try? systemCall("recv") { chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) } }) ?? 0
-        guard count > 0 else { return .closed }
-        buffer += chunk[..<count]
-        while true {
-            let step = buffer.withUnsafeBytes { decoder.decode($0) }
-            buffer.removeFirst(step.consumed)
-            switch step.event {
-            case .needMore: return .waiting
-            case .head(let head): return .head(head)
-            case .error(let error): return .malformed(error)
-            case .body, .end: continue
+    /// The login is over: the listener closes at once, the answers under way are written
+    /// (for a second at most), then the loop stops and `finished` is told.
+    func end(_ result: Result<String, LoginError>) {
+        guard outcome == nil, let server else { return }
+        outcome = result
+        loop.disarm(deadline)
+        server.stopAccepting()
+        listener.close()
+        loop.arm(grace, after: .seconds(1))
+        // After this turn's events, so that an answer given in `handle` is queued first.
+        loop.runAfterEvents { [self] in
+            server.drain { [self] in
+                loop.disarm(grace)
+                loop.stop()
+                finished(result)
             }
         }
     }
 
-    /// send(2) with MSG_NOSIGNAL until all is written or the peer is gone.
-    func send(_ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = (try? systemCall("send") {
-                bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            }) ?? 0
-            guard sent > 0 else { return }
-            offset += sent
-        }
-    }
+    // Every request is answered from its head: a body is not read, and nothing else is
+    // waited for.
+    func requestBody(_ bytes: UnsafeRawBufferPointer) {}
+    func requestBodyEnded() {}
+    func responseDrained() {}
+    func exchangeAborted(_ reason: ExchangeEnd) {}
+    func serverAnswered(_ exchange: ServerExchange) {}
+    func connection(_ event: ConnectionEvent, on listener: ListenerInfo) {}
 }
