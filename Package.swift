@@ -40,6 +40,10 @@ let package = Package(
         .target(name: "LatchkeyHTTP"),
         // One epoll event loop per thread: fds, timers, cross-thread wake-ups.
         .target(name: "LatchkeyLoop", dependencies: ["CLinux"]),
+        // The system calls of the control plane and the CLI, each wrapped once with a typed
+        // face: files, locks, the process's identity, spawning. (The loop, the server's
+        // sockets, curl and the log writer keep theirs.)
+        .target(name: "LatchkeySystem", dependencies: ["LatchkeyLoop"]),
         // Listeners and client connections on the loop.
         .target(name: "LatchkeyServer", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "CLinux"]),
         // libcurl multi driven by the loop's epoll.
@@ -57,7 +61,7 @@ let package = Package(
         .target(
             name: "LatchkeyConfig",
             dependencies: [
-                "LatchkeyLoop", "LatchkeyUpstream", "LatchkeyLogging",
+                "LatchkeyLoop", "LatchkeySystem", "LatchkeyUpstream", "LatchkeyLogging",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ]
@@ -66,7 +70,7 @@ let package = Package(
         .target(
             name: "LatchkeyAuth",
             dependencies: [
-                "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyServer", "LatchkeyUpstream", "LatchkeyConfig", "COpenSSL", "CHiredis", "CLinux",
+                "LatchkeyHTTP", "LatchkeyLoop", "LatchkeySystem", "LatchkeyServer", "LatchkeyUpstream", "LatchkeyConfig", "COpenSSL", "CHiredis",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -83,7 +87,7 @@ let package = Package(
         .executableTarget(
             name: "latchkey",
             dependencies: [
-                "Latchkey", "LatchkeyConfig", "LatchkeyAuth", "LatchkeyUpstream", "LatchkeyLoop", "LatchkeyLogging",
+                "Latchkey", "LatchkeyConfig", "LatchkeyAuth", "LatchkeyUpstream", "LatchkeyLoop", "LatchkeySystem", "LatchkeyLogging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -111,7 +115,7 @@ let package = Package(
         .testTarget(name: "LatchkeyUpstreamTests", dependencies: ["LatchkeyUpstream", "LatchkeyHTTP", "LatchkeyLoop", "CCurlShims", "LatchkeyTestSupport"]),
         .testTarget(
             name: "LatchkeyAuthTests",
-            dependencies: ["LatchkeyAuth", "LatchkeyConfig", "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyUpstream", "COpenSSL", "LatchkeyTestSupport"]
+            dependencies: ["LatchkeyAuth", "LatchkeyConfig", "LatchkeyHTTP", "LatchkeyLoop", "LatchkeySystem", "LatchkeyUpstream", "COpenSSL", "LatchkeyTestSupport"]
         ),
         .testTarget(
             name: "LatchkeyConfigTests",

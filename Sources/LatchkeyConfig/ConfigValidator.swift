@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import LatchkeyLogging
+import LatchkeySystem
 
 /// Walks the YAML document into a `Config`: reads each value where it checks it, applies
 /// defaults, checks every value and every cross-reference, and records each problem with
@@ -277,7 +275,7 @@ struct ConfigValidator {
     /// With `checkExternal`, a file the proxy must read at start (CA, certificate, key).
     mutating func checkReadableFile(_ path: String, at configPath: ConfigPath) {
         guard options.checkExternal else { return }
-        if access(path, R_OK) != 0 {
+        if !FileSystem.isReadable(path) {
             diagnostics.error(configPath, "cannot read \(path)", expected: "a readable file")
         }
     }

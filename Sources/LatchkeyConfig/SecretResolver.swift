@@ -1,7 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import LatchkeyLoop
+import LatchkeySystem
 
 /// Why a secret could not be read. The message names the file or variable, never a value.
 public struct SecretError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -53,26 +50,22 @@ public enum SecretResolver {
 
     /// open(2)/read(2) rather than Foundation, to say why a read failed (errno).
     static func readFile(_ path: String) throws(SecretError) -> String {
-        let fd: Int32
+        let file: FileDescriptor
         do {
-            fd = try systemCall("open") { open(path, O_RDONLY | O_CLOEXEC) }
+            file = try .open(path, .readOnly)
         } catch {
-            throw SecretError("cannot open \(path): \(reason(error.errno))")
+            throw SecretError("cannot open \(path): \(error.reason)")
         }
-        defer { close(fd) }
+        defer { file.close() }
         var contents: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
-            var failure: Int32 = 0
-            let count = chunk.withUnsafeMutableBytes { buffer -> Int in
-                do throws(SystemError) {
-                    return try systemCall("read") { read(fd, buffer.baseAddress, buffer.count) }
-                } catch {
-                    failure = error.errno
-                    return -1
-                }
+            let count: Int
+            do {
+                count = try file.read(into: &chunk)
+            } catch {
+                throw SecretError("cannot read \(path): \(error.reason)")
             }
-            if count < 0 { throw SecretError("cannot read \(path): \(reason(failure))") }
             if count == 0 { break }
             contents.append(contentsOf: chunk[..<count])
             if contents.count > maxFileBytes {
@@ -80,9 +73,5 @@ public enum SecretResolver {
             }
         }
         return String(decoding: contents, as: UTF8.self)
-    }
-
-    private static func reason(_ code: Int32) -> String {
-        String(cString: strerror(code))
     }
 }

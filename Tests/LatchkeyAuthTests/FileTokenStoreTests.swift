@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import LatchkeyAuth
+import LatchkeyLoop
+import LatchkeySystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -93,15 +95,13 @@ import Glibc
     }
 
     @Test func aPathOwnedByAnotherUserIsRefused() throws {
-        var info = stat()
-        info.st_uid = geteuid() &+ 1
-        info.st_mode = S_IFDIR | 0o700
+        var info = FileStatus(kind: .directory, owner: geteuid() &+ 1, group: getegid(), permissions: 0o700, signature: FileSignature(stat()))
         let error = try #require(throws: TokenStoreError.self) { try PrivateFile.requirePrivate(info, "/x", .storeDirectory) }
         #expect(error.code == .unsafePermissions)
         #expect(error.message.hasPrefix("store directory /x is owned by uid \(geteuid() &+ 1), not by uid \(geteuid())"))
         #expect(throws: TokenStoreError.self) { try PrivateFile.requirePrivate(info, "/x", .keyFile) }
         // As OpenSSH allows, root may own a key file.
-        info.st_uid = 0
+        info.owner = 0
         try PrivateFile.requirePrivate(info, "/x", .keyFile)
     }
 

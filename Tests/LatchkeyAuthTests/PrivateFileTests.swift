@@ -1,12 +1,13 @@
 import Glibc
 import Testing
 @testable import LatchkeyAuth
+import LatchkeySystem
 
 /// Which owners, groups and modes make a file private enough, for any user running
 /// Latchkey (no root needed: the decision is apart from stat(2)).
 @Suite struct PrivateFileTests {
     /// A pod's user: uid 10001, primary group 10001, as Kubernetes runs the image.
-    static let pod = PrivateFile.ProcessIdentity(user: 10001, groups: [10001])
+    static let pod = ProcessIdentity(user: 10001, groups: [10001])
 
     struct Case: CustomTestStringConvertible, Sendable {
         var label: String
@@ -48,13 +49,13 @@ import Testing
     }
 
     @Test func rootRunningLatchkeyNeverLetsItsGroupRead() {
-        let root = PrivateFile.ProcessIdentity(user: 0, groups: [0])
+        let root = ProcessIdentity(user: 0, groups: [0])
         #expect(PrivateFile.problem("/k", owner: 0, group: 0, mode: 0o440, kind: .keyFile, process: root)
             == "key file /k is accessible by others (mode 0440); run chmod 600 /k")
     }
 
     @Test func theCurrentProcessIncludesItsEffectiveGroup() {
-        let current = PrivateFile.ProcessIdentity.current()
+        let current = ProcessIdentity.current()
         #expect(current.groups.contains(getegid()))
         #expect(current.user == geteuid())
     }

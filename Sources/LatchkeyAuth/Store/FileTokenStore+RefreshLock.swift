@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import LatchkeyLoop
+import LatchkeySystem
 
 extension FileTokenStore {
     /// flock(2) on the identity's `<identity>.refresh-lock`, without waiting (LOCK_NB): the
@@ -13,28 +11,27 @@ extension FileTokenStore {
     }
 
     public func releaseRefreshLock(_ lease: RefreshLease) async {
-        guard let fd = refreshLocks.withLock({ $0.removeValue(forKey: lease.owner) }) else { return }
-        close(fd)
+        refreshLocks.withLock { $0.removeValue(forKey: lease.owner) }?.close()
     }
 
     private func lockRefresh(_ identity: String) throws(TokenStoreError) -> RefreshLockAttempt {
         let path = try files.refreshLockFile(for: identity)
-        let fd = try PrivateFile.openLockFile(path, .refreshLockFile)
+        let file = try PrivateFile.openLockFile(path, .refreshLockFile)
         do throws(SystemError) {
-            _ = try systemCall("flock") { flock(fd, LOCK_EX | LOCK_NB) }
+            try file.lock(.exclusive, waiting: false)
         } catch {
-            close(fd)
+            file.close()
             if error.wouldBlock { return .heldElsewhere }
-            throw TokenStoreError(.unusablePath, "cannot lock \(path): \(PrivateFile.reason(error))")
+            throw TokenStoreError(.unusablePath, "cannot lock \(path): \(error.reason)")
         }
         let owner: String
         do {
             owner = try RefreshLease.newOwner()
         } catch {
-            close(fd)
+            file.close()
             throw error
         }
-        refreshLocks.withLock { $0[owner] = fd }
+        refreshLocks.withLock { $0[owner] = file }
         return .acquired(RefreshLease(identity: identity, owner: owner, expiresAt: nil))
     }
 }

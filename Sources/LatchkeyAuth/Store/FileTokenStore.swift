@@ -1,13 +1,11 @@
 import Dispatch
-#if canImport(Glibc)
-import Glibc
-#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
 import LatchkeyLoop
+import LatchkeySystem
 import Synchronization
 
 /// The default token store: one file per identity in a private directory, sealed with
@@ -32,7 +30,7 @@ public final class FileTokenStore: WatchableTokenStore {
     /// Plaintext files already reported, until they are sealed.
     private let reportedPlaintext = Mutex<Set<String>>([])
     /// The descriptors holding refresh locks, by lease owner: closing one releases its lock.
-    let refreshLocks = Mutex<[String: Int32]>([:])
+    let refreshLocks = Mutex<[String: FileDescriptor]>([:])
 
     struct KnownEntry {
         var signature: FileSignature?
@@ -71,7 +69,7 @@ public final class FileTokenStore: WatchableTokenStore {
     }
 
     deinit {
-        refreshLocks.withLock { for fd in $0.values { close(fd) } }
+        refreshLocks.withLock { for file in $0.values { file.close() } }
     }
 
     public func load(identity: String) async throws(TokenStoreError) -> TokenSet? {
@@ -193,7 +191,7 @@ public final class FileTokenStore: WatchableTokenStore {
             notices("store file \(path) is not encrypted although a store key is configured (\(key.origin)); "
                 + "it is encrypted when its token is next saved")
         }
-        return Snapshot(signature: FileSignature(file.info), record: record)
+        return Snapshot(signature: file.status.signature, record: record)
     }
 
     /// Moves a corrupt file to `<file>.corrupt-<time>` and says so in the error returned.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LatchkeyLoop
+import LatchkeySystem
 
 /// The file operations of the token store and its key files, each with the check that
 /// keeps secrets private: what holds a token or a key belongs to the user running
@@ -35,30 +36,11 @@ enum PrivateFile {
     static let temporaryMarker = ".tmp-"
 
     /// Refuses what others could read or write, or what another user owns.
-    static func requirePrivate(_ info: stat, _ path: String, _ kind: Kind) throws(TokenStoreError) {
+    static func requirePrivate(_ status: FileStatus, _ path: String, _ kind: Kind) throws(TokenStoreError) {
         guard kind.checksPermissions else { return }
         let process = ProcessIdentity.current()
-        if let problem = problem(path, owner: info.st_uid, group: info.st_gid, mode: info.st_mode & 0o7777, kind: kind, process: process) {
+        if let problem = problem(path, owner: status.owner, group: status.group, mode: status.permissions, kind: kind, process: process) {
             throw TokenStoreError(.unsafePermissions, problem)
-        }
-    }
-
-    /// Who runs Latchkey, as file permissions see it.
-    struct ProcessIdentity {
-        var user: uid_t
-        /// The effective group and the supplementary ones.
-        var groups: Set<gid_t>
-
-        static func current() -> ProcessIdentity {
-            var groups: Set<gid_t> = [getegid()]
-            // getgroups(2): the supplementary groups (Kubernetes' fsGroup is one of them).
-            let count = getgroups(0, nil)
-            if count > 0 {
-                var list = [gid_t](repeating: 0, count: Int(count))
-                let filled = getgroups(count, &list)
-                if filled > 0 { groups.formUnion(list.prefix(Int(filled))) }
-            }
-            return ProcessIdentity(user: geteuid(), groups: groups)
         }
     }
 
@@ -80,34 +62,31 @@ enum PrivateFile {
 
     /// The whole of a private regular file and what fstat(2) said of it, or nil when there
     /// is none.
-    static func read(_ path: String, _ kind: Kind) throws(TokenStoreError) -> (bytes: [UInt8], info: stat)? {
-        let flags = O_RDONLY | O_CLOEXEC | (kind.followsLinks ? 0 : O_NOFOLLOW)
-        let fd: Int32
+    static func read(_ path: String, _ kind: Kind) throws(TokenStoreError) -> (bytes: [UInt8], status: FileStatus)? {
+        let file: FileDescriptor
         do {
-            fd = try systemCall("open") { open(path, flags) }
+            file = try .open(path, .readOnly, options: kind.followsLinks ? [] : .noFollow)
         } catch {
             if error.errno == ENOENT { return nil }
             if error.errno == ELOOP { throw TokenStoreError(.unusablePath, "\(kind.noun) \(path) is a symbolic link; it must be a regular file") }
-            throw TokenStoreError(.unusablePath, "cannot open \(kind.noun) \(path): \(reason(error))")
+            throw TokenStoreError(.unusablePath, "cannot open \(kind.noun) \(path): \(error.reason)")
         }
-        defer { close(fd) }
-        let info = try status(of: fd, path, kind)
-        guard info.st_mode & S_IFMT == S_IFREG else { throw TokenStoreError(.unusablePath, "\(kind.noun) \(path) is not a regular file") }
-        try requirePrivate(info, path, kind)
+        defer { file.close() }
+        let status = try status(of: file, path, kind)
+        guard status.kind == .regular else { throw TokenStoreError(.unusablePath, "\(kind.noun) \(path) is not a regular file") }
+        try requirePrivate(status, path, kind)
         var contents: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         defer { StoreKey.wipe(&chunk) }
         while true {
             let count: Int
             do throws(SystemError) {
-                count = try chunk.withUnsafeMutableBytes { buffer in
-                    Result { () throws(SystemError) in try systemCall("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) } }
-                }.get()
+                count = try file.read(into: &chunk)
             } catch {
                 StoreKey.wipe(&contents)
-                throw TokenStoreError(.unusablePath, "cannot read \(kind.noun) \(path): \(reason(error))")
+                throw TokenStoreError(.unusablePath, "cannot read \(kind.noun) \(path): \(error.reason)")
             }
-            if count == 0 { return (contents, info) }
+            if count == 0 { return (contents, status) }
             contents.append(contentsOf: chunk[..<count])
             if contents.count > maxBytes {
                 StoreKey.wipe(&contents)
@@ -121,25 +100,20 @@ enum PrivateFile {
     /// fsync'ed, renamed over the old one, then the directory fsync'ed so that the rename
     /// itself is on disk.
     static func replace(_ path: String, in directory: String, with bytes: [UInt8]) throws(TokenStoreError) {
-        let (temporary, fd) = try createTemporary(beside: path, in: directory)
+        let (temporary, file) = try createTemporary(beside: path, in: directory)
         do throws(SystemError) {
-            defer { close(fd) }
-            var written = 0
-            while written < bytes.count {
-                written += try bytes[written...].withUnsafeBytes { rest in
-                    Result { () throws(SystemError) in try systemCall("write") { write(fd, rest.baseAddress, rest.count) } }
-                }.get()
-            }
-            _ = try systemCall("fsync") { fsync(fd) }
+            defer { file.close() }
+            try file.write(bytes)
+            try file.sync()
         } catch {
-            unlink(temporary)
-            throw TokenStoreError(.writeFailed, "cannot write \(temporary): \(reason(error))")
+            try? FileSystem.remove(temporary)
+            throw TokenStoreError(.writeFailed, "cannot write \(temporary): \(error.reason)")
         }
         do throws(SystemError) {
-            _ = try systemCall("rename") { rename(temporary, path) }
+            try FileSystem.rename(temporary, to: path)
         } catch {
-            unlink(temporary)
-            throw TokenStoreError(.writeFailed, "cannot rename \(temporary) to \(path): \(reason(error))")
+            try? FileSystem.remove(temporary)
+            throw TokenStoreError(.writeFailed, "cannot rename \(temporary) to \(path): \(error.reason)")
         }
         try syncDirectory(directory)
     }
@@ -147,10 +121,10 @@ enum PrivateFile {
     /// Removes `path` for good (the unlink reaches the disk); nothing to do when it is gone.
     static func remove(_ path: String, in directory: String) throws(TokenStoreError) {
         do throws(SystemError) {
-            _ = try systemCall("unlink") { unlink(path) }
+            try FileSystem.remove(path)
         } catch {
             if error.errno == ENOENT { return }
-            throw TokenStoreError(.writeFailed, "cannot remove \(path): \(reason(error))")
+            throw TokenStoreError(.writeFailed, "cannot remove \(path): \(error.reason)")
         }
         try syncDirectory(directory)
     }
@@ -159,40 +133,38 @@ enum PrivateFile {
     /// never replaces), making the result durable.
     static func moveAside(_ path: String, to target: String, in directory: String) throws(TokenStoreError) {
         do throws(SystemError) {
-            _ = try systemCall("link") { link(path, target) }
-            _ = try systemCall("unlink") { unlink(path) }
+            try FileSystem.link(path, to: target)
+            try FileSystem.remove(path)
         } catch {
-            throw TokenStoreError(.writeFailed, "cannot move \(path) aside to \(target): \(reason(error))")
+            throw TokenStoreError(.writeFailed, "cannot move \(path) aside to \(target): \(error.reason)")
         }
         try syncDirectory(directory)
     }
 
     /// Opens a lock file, created 0600 when missing, and refuses one others can reach. The
     /// descriptor is the caller's to close; closing it drops any flock(2) it holds.
-    static func openLockFile(_ path: String, _ kind: Kind) throws(TokenStoreError) -> Int32 {
-        let fd: Int32
+    static func openLockFile(_ path: String, _ kind: Kind) throws(TokenStoreError) -> FileDescriptor {
+        let file: FileDescriptor
         do {
-            fd = try systemCall("open") { open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+            file = try .open(path, .readWrite, options: [.create, .noFollow])
         } catch {
-            throw TokenStoreError(.unusablePath, "cannot open \(kind.noun) \(path): \(reason(error))")
+            throw TokenStoreError(.unusablePath, "cannot open \(kind.noun) \(path): \(error.reason)")
         }
         do throws(TokenStoreError) {
-            try requirePrivate(try status(of: fd, path, kind), path, kind)
+            try requirePrivate(try status(of: file, path, kind), path, kind)
         } catch {
-            close(fd)
+            file.close()
             throw error
         }
-        return fd
+        return file
     }
 
-    static func status(of fd: Int32, _ path: String, _ kind: Kind) throws(TokenStoreError) -> stat {
-        var info = stat()
+    static func status(of file: FileDescriptor, _ path: String, _ kind: Kind) throws(TokenStoreError) -> FileStatus {
         do throws(SystemError) {
-            _ = try systemCall("fstat") { fstat(fd, &info) }
+            return try file.status()
         } catch {
-            throw TokenStoreError(.unusablePath, "cannot stat \(kind.noun) \(path): \(reason(error))")
+            throw TokenStoreError(.unusablePath, "cannot stat \(kind.noun) \(path): \(error.reason)")
         }
-        return info
     }
 
     /// "0755".
@@ -200,13 +172,8 @@ enum PrivateFile {
         String(mode, radix: 8).leftPadded(to: 4)
     }
 
-    /// strerror's words for a failed call.
-    static func reason(_ error: SystemError) -> String {
-        String(cString: strerror(error.errno))
-    }
-
     /// O_EXCL with a random name: never opens a file someone else put there.
-    private static func createTemporary(beside path: String, in directory: String) throws(TokenStoreError) -> (String, Int32) {
+    private static func createTemporary(beside path: String, in directory: String) throws(TokenStoreError) -> (String, FileDescriptor) {
         let base = path.split(separator: "/").last.map(String.init) ?? "store"
         while true {
             let suffix: String
@@ -217,22 +184,21 @@ enum PrivateFile {
             }
             let temporary = "\(directory)/.\(base)\(temporaryMarker)\(suffix)"
             do {
-                let fd = try systemCall("open") { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600) }
-                return (temporary, fd)
+                return (temporary, try .open(temporary, .writeOnly, options: [.create, .exclusive, .noFollow]))
             } catch {
                 if error.errno == EEXIST { continue }
-                throw TokenStoreError(.writeFailed, "cannot create \(temporary): \(reason(error))")
+                throw TokenStoreError(.writeFailed, "cannot create \(temporary): \(error.reason)")
             }
         }
     }
 
     private static func syncDirectory(_ directory: String) throws(TokenStoreError) {
         do throws(SystemError) {
-            let fd = try systemCall("open") { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-            defer { close(fd) }
-            _ = try systemCall("fsync") { fsync(fd) }
+            let file = try FileDescriptor.open(directory, .readOnly, options: .directory)
+            defer { file.close() }
+            try file.sync()
         } catch {
-            throw TokenStoreError(.writeFailed, "cannot sync store directory \(directory): \(reason(error))")
+            throw TokenStoreError(.writeFailed, "cannot sync store directory \(directory): \(error.reason)")
         }
     }
 }

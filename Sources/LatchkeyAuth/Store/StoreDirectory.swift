@@ -7,6 +7,7 @@ import Foundation
 import Glibc
 #endif
 import LatchkeyLoop
+import LatchkeySystem
 
 /// The directory of a file store: one `<identity>.json` per identity with its
 /// `<identity>.refresh-lock`, the lock file, and the temporary and moved-aside files beside
@@ -19,16 +20,16 @@ struct StoreDirectory: Sendable {
     init(creating path: String) throws(TokenStoreError) {
         self.path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         try Self.makeDirectories(self.path)
-        var info = stat()
+        let status: FileStatus
         do throws(SystemError) {
-            _ = try systemCall("stat") { stat(self.path, &info) }
+            status = try FileStatus(path: self.path)
         } catch {
-            throw TokenStoreError(.unusablePath, "cannot stat store directory \(self.path): \(PrivateFile.reason(error))")
+            throw TokenStoreError(.unusablePath, "cannot stat store directory \(self.path): \(error.reason)")
         }
-        guard info.st_mode & S_IFMT == S_IFDIR else {
+        guard status.kind == .directory else {
             throw TokenStoreError(.unusablePath, "store directory \(self.path) is not a directory")
         }
-        try PrivateFile.requirePrivate(info, self.path, .storeDirectory)
+        try PrivateFile.requirePrivate(status, self.path, .storeDirectory)
     }
 
     /// The file of `identity`. Names pass through when they are made of letters, digits,
@@ -79,7 +80,7 @@ struct StoreDirectory: Sendable {
     func removeInterruptedWrites() {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         for name in names where name.hasPrefix(".") && name.contains(PrivateFile.temporaryMarker) {
-            unlink("\(path)/\(name)")
+            try? FileSystem.remove("\(path)/\(name)")
         }
     }
 
@@ -89,11 +90,11 @@ struct StoreDirectory: Sendable {
         for component in path.split(separator: "/") {
             prefix += "/" + component
             do throws(SystemError) {
-                _ = try systemCall("mkdir") { mkdir(prefix, 0o700) }
+                try FileSystem.makeDirectory(prefix, permissions: 0o700)
             } catch where error.errno == EEXIST {
                 continue
             } catch {
-                throw TokenStoreError(.unusablePath, "cannot create store directory \(prefix): \(PrivateFile.reason(error))")
+                throw TokenStoreError(.unusablePath, "cannot create store directory \(prefix): \(error.reason)")
             }
         }
     }

@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import LatchkeyLoop
+import LatchkeySystem
 
 /// The store's lock file, `.lock` in its directory: readers hold it shared and writers
 /// exclusive (flock(2)), so that `latchkey login` in one process and `serve` in another
@@ -10,38 +8,38 @@ import LatchkeyLoop
 ///
 /// The one owner of the descriptor, closed in deinit.
 final class StoreLock: Sendable {
-    private let fd: Int32
+    private let file: FileDescriptor
     private let path: String
 
     init(directory: String) throws(TokenStoreError) {
         let path = directory + "/.lock"
         self.path = path
-        fd = try PrivateFile.openLockFile(path, .lockFile)
+        file = try PrivateFile.openLockFile(path, .lockFile)
     }
 
     deinit {
-        close(fd)
+        file.close()
     }
 
     /// Runs `body` holding the lock shared: other readers may run, no writer.
     func shared<T>(_ body: () throws(TokenStoreError) -> T) throws(TokenStoreError) -> T {
-        try holding(LOCK_SH, body)
+        try holding(.shared, body)
     }
 
     /// Runs `body` holding the lock alone.
     func exclusive<T>(_ body: () throws(TokenStoreError) -> T) throws(TokenStoreError) -> T {
-        try holding(LOCK_EX, body)
+        try holding(.exclusive, body)
     }
 
     /// Blocks until the lock is granted: the caller is the store's own queue, never the
     /// cooperative pool or an event loop.
-    private func holding<T>(_ operation: Int32, _ body: () throws(TokenStoreError) -> T) throws(TokenStoreError) -> T {
+    private func holding<T>(_ kind: FileDescriptor.LockKind, _ body: () throws(TokenStoreError) -> T) throws(TokenStoreError) -> T {
         do throws(SystemError) {
-            _ = try systemCall("flock") { flock(fd, operation) }
+            try file.lock(kind)
         } catch {
-            throw TokenStoreError(.unusablePath, "cannot lock \(path): \(PrivateFile.reason(error))")
+            throw TokenStoreError(.unusablePath, "cannot lock \(path): \(error.reason)")
         }
-        defer { flock(fd, LOCK_UN) }
+        defer { file.unlock() }
         return try body()
     }
 }
