@@ -111,7 +111,7 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
-        .testTarget(name: "LatchkeyServerTests", dependencies: ["LatchkeyServer", "LatchkeyHTTP", "LatchkeyLoop"]),
+        .testTarget(name: "LatchkeyServerTests", dependencies: ["LatchkeyServer", "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeyUpstreamTests", dependencies: ["LatchkeyUpstream", "LatchkeyHTTP", "LatchkeyLoop", "CCurlShims", "LatchkeyTestSupport"]),
         .testTarget(
             name: "LatchkeyAuthTests",

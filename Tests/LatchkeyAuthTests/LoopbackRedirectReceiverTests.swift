@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyLoop
+import LatchkeyTestSupport
 import Synchronization
 import Testing
 @testable import LatchkeyAuth
@@ -15,7 +16,7 @@ import Glibc
     }
 
     private func expectClosed(_ port: UInt16) {
-        #expect(throws: ScriptedBrowser.ConnectError(errno: ECONNREFUSED)) { close(try ScriptedBrowser.connect(port: port)) }
+        #expect(throws: LoopbackClient.ConnectError(errno: ECONNREFUSED)) { close(try LoopbackClient.connect(port: port)) }
     }
 
     @Test func theRedirectGivesTheCodeAndThePortCloses() async throws {
@@ -81,7 +82,7 @@ import Glibc
     @Test func anIdleConnectionDoesNotHoldUpTheRedirect() async throws {
         let receiver = try LoopbackRedirectReceiver()
         async let code = receiver.code(for: request(receiver), timeout: .seconds(10))
-        let idle = try ScriptedBrowser.connect(port: receiver.port)
+        let idle = try LoopbackClient.connect(port: receiver.port)
         defer { close(idle) }
         #expect(try await ScriptedBrowser.get("/callback?code=c&state=state-7f3a", port: receiver.port).status == 200)
         #expect(try await code == "c")

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyHTTP
 import LatchkeyLoop
+import LatchkeyTestSupport
 @testable import LatchkeyServer
 import Synchronization
 
@@ -96,17 +97,7 @@ final class TestClient {
     let fd: Int32
 
     init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard result == 0 else { throw SystemError(call: "connect", errno: errno) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        fd = try LoopbackClient.connect(port: UInt16(port), receiveTimeout: 5)
     }
 
     deinit {

@@ -13,10 +13,6 @@ enum ScriptedBrowser {
         var text: String
     }
 
-    struct ConnectError: Error, Equatable {
-        let errno: Int32
-    }
-
     static func get(_ target: String, port: UInt16, method: String = "GET") async throws -> Answer {
         try await send("\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUser-Agent: scripted\r\n\r\n", port: port)
     }
@@ -30,7 +26,7 @@ enum ScriptedBrowser {
     }
 
     private static func exchange(_ request: String, port: UInt16) throws -> Answer {
-        let fd = try connect(port: port)
+        let fd = try LoopbackClient.connect(port: port)
         defer { close(fd) }
         var stream = SocketStream(fd: fd)
         stream.write(Array(request.utf8))
@@ -38,25 +34,5 @@ enum ScriptedBrowser {
         let text = String(decoding: stream.buffer, as: UTF8.self)
         let status = text.split(separator: " ", maxSplits: 2).dropFirst().first.flatMap { Int($0) } ?? 0
         return Answer(status: status, text: text)
-    }
-
-    /// A connection to 127.0.0.1:`port`; the caller closes it.
-    static func connect(port: UInt16) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var limit = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(INADDR_LOOPBACK).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            let code = errno
-            close(fd)
-            throw ConnectError(errno: code)
-        }
-        return fd
     }
 }
