@@ -15,6 +15,9 @@ extension ServerConnection {
             keepAlive = false
         }
         if !responseCarriesBody(requestMethod: head.method, status: status) {
+            if responseForbidsContentLength(requestMethod: head.method, status: status) {
+                fields.removeAll(named: "Content-Length")
+            }
             framing = .bodiless
         } else if let length = try? fields.contentLength() {
             // Callers hand over one valid length (the proxy checks the upstream's); one
