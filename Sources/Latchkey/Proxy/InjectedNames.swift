@@ -1,3 +1,5 @@
+import LatchkeyAuth
+
 /// The names of the query parameters (or cookies) a route injects, compared as an upstream
 /// may read a name, so that every client value an upstream could take for the injected one
 /// is removed. Compared raw, `?api%5Fkey=X`, `?api_key[]=X`, `?x=1;api_key=X` or a cookie
@@ -39,9 +41,10 @@ struct InjectedNames {
 
     /// `name` as an upstream reads it, in the canonical spelling compared above.
     static func canonical(_ name: some StringProtocol) -> [UInt8] {
-        var bytes = Array(name.utf8)
         // Decoding until nothing changes: `%255F` is `%5F` to one decoder and `_` to two.
-        while let decoded = percentDecoded(bytes) { bytes = decoded }
+        var text = String(name)
+        while case let decoded = FormEncoding.decodeComponent(text), decoded != text { text = decoded }
+        var bytes = Array(text.utf8)
         if let cut = bytes.firstIndex(where: { $0 == 0 || $0 == UInt8(ascii: "[") }) {
             bytes.removeSubrange(cut...)
         }
@@ -53,33 +56,6 @@ struct InjectedNames {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte + 32
             default: byte
             }
-        }
-    }
-
-    /// One round of form decoding (`%XX`, `+`), or nil when there is nothing to decode.
-    private static func percentDecoded(_ bytes: [UInt8]) -> [UInt8]? {
-        guard bytes.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var i = 0
-        while i < bytes.count {
-            if bytes[i] == UInt8(ascii: "%"), i + 2 < bytes.count, let high = hexValue(bytes[i + 1]), let low = hexValue(bytes[i + 2]) {
-                out.append(high << 4 | low)
-                i += 3
-            } else {
-                out.append(bytes[i] == UInt8(ascii: "+") ? UInt8(ascii: " ") : bytes[i])
-                i += 1
-            }
-        }
-        return out == bytes ? nil : out
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
         }
     }
 
