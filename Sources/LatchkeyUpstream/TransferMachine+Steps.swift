@@ -6,8 +6,9 @@ import LatchkeyLoop
 extension TransferMachine {
     /// What curl's read callback (CURLOPT_READFUNCTION) returns.
     enum ReadStep: Equatable {
-        /// `count` bytes were copied into curl's buffer.
-        case copied(Int)
+        /// `count` bytes were copied into curl's buffer. `startFirstByteTimer`: they were
+        /// the last of a sized body, so the request is sent now.
+        case copied(Int, startFirstByteTimer: Bool)
         /// The body ended (return 0). `startFirstByteTimer`: the request is sent now and
         /// no response byte has come yet.
         case end(startFirstByteTimer: Bool)

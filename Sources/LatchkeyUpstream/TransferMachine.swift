@@ -169,9 +169,12 @@ extension TransferMachine {
             let limit = UInt64(capacity) < uploadRemaining ? capacity : Int(uploadRemaining)
             let n = queue.read(into: buffer, capacity: limit)
             bytesSent &+= UInt64(n)
-            if uploadRemaining != .max { uploadRemaining -= UInt64(n) }
             lastActivity = now
-            return .copied(n)
+            guard uploadRemaining != .max else { return .copied(n, startFirstByteTimer: false) }
+            uploadRemaining -= UInt64(n)
+            // A sized body is sent with its last byte: curl does not ask for more.
+            guard uploadRemaining == 0 else { return .copied(n, startFirstByteTimer: false) }
+            return .copied(n, startFirstByteTimer: uploadDone(response))
         }
         switch upload {
         case .open where uploadRemaining > 0:
@@ -182,10 +185,16 @@ extension TransferMachine {
         case .open, .closing:
             // The client's body ended and all of it went out, or a sized body reached its
             // length (RFC 9112 §6.2: whatever the client sends on is not part of it).
-            let timed = response == .awaitingHead(timed: false)
-            state = .running(.done, timed ? .awaitingHead(timed: true) : response)
-            return .end(startFirstByteTimer: timed)
+            return .end(startFirstByteTimer: uploadDone(response))
         }
+    }
+
+    /// The request is sent: the first-byte timer starts unless a response byte came
+    /// already. Returns whether it starts.
+    private mutating func uploadDone(_ response: Response) -> Bool {
+        let timed = response == .awaitingHead(timed: false)
+        state = .running(.done, timed ? .awaitingHead(timed: true) : response)
+        return timed
     }
 
     /// The deferred request for more body is due: true while curl still waits for bytes

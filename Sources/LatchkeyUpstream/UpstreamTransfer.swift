@@ -211,7 +211,8 @@ public final class UpstreamTransfer {
     /// CURLOPT_READFUNCTION: request-body bytes, or pause until `sendBody`/`finishBody`.
     func curlRead(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
         switch machine.read(into: buffer, capacity: capacity, now: client.loop.now) {
-        case .copied(let count):
+        case .copied(let count, let startFirstByteTimer):
+            if startFirstByteTimer { armFirstByteTimer() }
             return count
         case .end(let startFirstByteTimer):
             if startFirstByteTimer { armFirstByteTimer() }

@@ -35,7 +35,7 @@ struct TransferMachineTests {
     static func read(_ machine: inout TransferMachine, capacity: Int = 64, at now: LoopInstant = t0) -> (TransferMachine.ReadStep, String) {
         var buffer = [UInt8](repeating: 0, count: capacity)
         let step = buffer.withUnsafeMutableBytes { machine.read(into: $0.baseAddress!, capacity: capacity, now: now) }
-        if case .copied(let n) = step { return (step, String(decoding: buffer.prefix(n), as: UTF8.self)) }
+        if case .copied(let n, _) = step { return (step, String(decoding: buffer.prefix(n), as: UTF8.self)) }
         return (step, "")
     }
 
@@ -77,7 +77,7 @@ struct TransferMachineTests {
         #expect(m.pauseToApply()! == (receive: false, send: false))
         #expect(m.state == .running(.open(paused: false), .awaitingHead(timed: false)))
         let (step, text) = Self.read(&m, capacity: 3)
-        #expect(step == .copied(3))
+        #expect(step == .copied(3, startFirstByteTimer: false))
         #expect(text == "hel")
         #expect(Self.read(&m).1 == "lo")
         #expect(m.bytesSent == 5)
@@ -111,12 +111,16 @@ struct TransferMachineTests {
         #expect(Self.read(&m).0 == .end(startFirstByteTimer: true))
     }
 
-    @Test func aSizedBodyEndsAtItsLength() {
-        var m = Self.machine(.length(3))
-        _ = Self.send(&m, "abcdef")
-        #expect(Self.read(&m).1 == "abc")
-        #expect(Self.read(&m).0 == .end(startFirstByteTimer: true))
-        #expect(m.bytesSent == 3)
+    @Test func aSizedBodyIsSentWithItsLastByteAndEndsAtItsLength() {
+        var m = Self.machine(.length(5))
+        _ = Self.send(&m, "ab")
+        #expect(Self.read(&m).0 == .copied(2, startFirstByteTimer: false))
+        _ = Self.send(&m, "cdef")
+        // curl asks for no more once it has the length: the last byte starts the timer.
+        #expect(Self.read(&m).0 == .copied(3, startFirstByteTimer: true))
+        #expect(m.state == .running(.done, .awaitingHead(timed: true)))
+        #expect(Self.read(&m).0 == .end(startFirstByteTimer: false))
+        #expect(m.bytesSent == 5)
     }
 
     @Test func aBodyEndingAfterTheHeadDoesNotStartTheFirstByteTimer() {
