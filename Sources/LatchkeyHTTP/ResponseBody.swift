@@ -8,3 +8,11 @@ public func responseCarriesBody(requestMethod: String, status: Int) -> Bool {
     if requestMethod == "CONNECT", (200...299).contains(status) { return false }
     return true
 }
+
+/// Whether a response to `requestMethod` with `status` must not carry `Content-Length`
+/// (RFC 9110 §8.6): 1xx and 204, and a 2xx answer to CONNECT. A 304 and an answer to HEAD
+/// may carry the length the content would have had, and keep it.
+public func responseForbidsContentLength(requestMethod: String, status: Int) -> Bool {
+    if (100...199).contains(status) || status == 204 { return true }
+    return requestMethod == "CONNECT" && (200...299).contains(status)
+}

@@ -20,7 +20,13 @@ extension ServerConnection {
         case .chunked:
             fields.removeAll(named: "Content-Length")
             fields.append(name: "Transfer-Encoding", value: "chunked")
-        case .bodiless, .closeDelimited:
+        case .bodiless:
+            // RFC 9110 §8.6: a 1xx, a 204 and a 2xx to CONNECT carry no Content-Length,
+            // whatever the upstream sent; a 304 may keep its length.
+            if responseForbidsContentLength(requestMethod: head.method, status: status) {
+                fields.removeAll(named: "Content-Length")
+            }
+        case .closeDelimited:
             break
         }
         switch plan.connection {

@@ -93,7 +93,7 @@ public final class UpstreamClient {
     }
 
     private func add(_ transfer: UpstreamTransfer) {
-        guard !transfer.finished, !transfer.aborted, let easy = transfer.easy else { return }
+        guard transfer.machine.isRunning, let easy = transfer.easy else { return }
         curlDepth += 1
         let result = curl_multi_add_handle(multi, easy.handle)
         curlDepth -= 1
@@ -132,8 +132,8 @@ public final class UpstreamClient {
         var batch = completed
         completed = []
         for (transfer, code) in batch {
-            let error = transfer.abortError ?? transfer.error(forCurlCode: code)
-            finish(transfer, error: error)
+            let curlError = code == CURLE_OK ? nil : UpstreamError(curlCode: code, errorBuffer: transfer.easy?.errorText)
+            finish(transfer, error: transfer.machine.outcome(curlError: curlError))
         }
         batch.removeAll(keepingCapacity: true)
         completed = batch
@@ -152,27 +152,21 @@ public final class UpstreamClient {
     // MARK: finishing
 
     /// Removes the transfer from the multi and reports `error` (nil: complete) to its
-    /// delegate, if it has not finished yet. From the loop only.
+    /// delegate, if it has not finished yet; after the current events when called inside curl.
     func finish(_ transfer: UpstreamTransfer, error: UpstreamError?) {
         if isInCurl {
-            failLater(transfer, error ?? UpstreamError(.other, detail: "finished inside curl"))
+            loop.runAfterEvents { [self] in finish(transfer, error: error) }
             return
         }
         release(transfer)
         transfer.markFinished(now: LoopInstant.now())?.upstreamDidFinish(transfer, error: error)
     }
 
-    /// Aborts now (the callbacks refuse further data) and finishes after the current events.
+    /// Fails now (the callbacks refuse further data) and finishes after the current events;
+    /// nothing if the transfer is failing or over already.
     func failLater(_ transfer: UpstreamTransfer, _ error: UpstreamError) {
-        guard !transfer.finished, transfer.abortError == nil else { return }
-        transfer.abort(with: error)
+        guard transfer.machine.fail(error) else { return }
         loop.runAfterEvents { [self] in finish(transfer, error: error) }
-    }
-
-    /// A timeout fired (from the loop).
-    func fail(_ transfer: UpstreamTransfer, _ error: UpstreamError) {
-        transfer.abort(with: error)
-        finish(transfer, error: error)
     }
 
     /// The transfer was cancelled and is already marked finished: free its handle.

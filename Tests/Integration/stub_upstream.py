@@ -20,7 +20,8 @@ The endpoint is the first path segment that names one (so `/base/redirect` is th
                        head (Content-Length T, default 10*N, or chunked), N bytes, a pause,
                        then RST (SO_LINGER 0)
   slow?delay=S         waits S seconds before the head, then echoes
-  status/NNN           that status; 204 and 304 with no body
+  status/NNN[?content_length=N]
+                       that status; 204 and 304 with no body (and the Content-Length given)
   redirect[?to=URL][&secure=1][&pad=N]
                        302 with Location (absolute, to this upstream under its base path
                        unless `to` is given), Content-Location, and two Set-Cookie headers
@@ -456,6 +457,8 @@ class StubUpstream:
                       401: "Unauthorized"}.get(code, "Status")
             if code in (204, 304) or 100 <= code < 200:
                 extra = [("ETag", '"v1"')] if code == 304 else []
+                if "content_length" in q:
+                    extra.append(("Content-Length", q["content_length"]))
                 sock.sendall(self._head(code, reason, extra + [("X-Upstream", self.name)] + conn_hdr))
             else:
                 send_body(code, reason, json.dumps({"status": code}).encode())

@@ -95,6 +95,19 @@ def test_bodiless_status(proxy, upstream, code):
         assert r2.json()["query"] == "after=bodiless"
 
 
+@pytest.mark.parametrize("code,length,forwarded", [(204, "0", None), (304, "12", "12")])
+def test_bodiless_status_content_length(proxy, upstream, code, length, forwarded):
+    """RFC 9110 §8.6: a 204 must not carry Content-Length, whatever the upstream sent; a
+    304 may carry the length its 200 would have, and keeps it."""
+    with proxy.conn() as c:
+        c.request("GET", f"/status/{code}?content_length={length}", host=proxy.host_header)
+        r = c.read_response()
+        assert r.status == code, r
+        assert r.header("Content-Length") == forwarded, r
+        c.request("GET", "/echo?after=bodiless", host=proxy.host_header)
+        assert c.read_response().json()["query"] == "after=bodiless"
+
+
 def test_upstream_error_status_passes_through(proxy, upstream):
     r = proxy.get("/status/500")
     assert r.status == 500

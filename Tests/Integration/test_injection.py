@@ -2,6 +2,7 @@
 come from, and what happens to the client's own Authorization header."""
 
 import os
+import re
 import time
 import urllib.parse
 
@@ -107,6 +108,39 @@ def test_query_injection_overrides_client_value(latchkey, upstream):
     seen = echo(p, target="/echo?api_key=client-guess&x=1")
     values = [v for k, v in urllib.parse.parse_qsl(seen["query"]) if k == "api_key"]
     assert values == [TOKEN]
+
+
+def _as_a_lenient_upstream_reads(pairs_text: str, separators: str) -> dict:
+    """Names decoded as PHP, Rails, qs or a servlet might: separators `&` and `;` (or `;` and
+    `,` for cookies), percent-decoding, `[...]` suffixes, whitespace, `.` as `_`, any case."""
+    out = {}
+    for part in re.split(f"[{separators}]", pairs_text):
+        name, _, value = part.partition("=")
+        name = urllib.parse.unquote_plus(urllib.parse.unquote_plus(name)).split("[")[0].strip()
+        if name:
+            out.setdefault(name.replace(".", "_").replace(" ", "_").lower(), []).append(value)
+    return out
+
+
+def test_client_parameters_an_upstream_may_read_as_the_injected_one_are_removed(latchkey, upstream):
+    cfg = config(upstream.url, route={"inject": [{"query": "api_key", "credential": "api"}]})
+    p = latchkey.serve(cfg)
+    target = "/echo?api%5Fkey=forged1&a=1;api_key=forged2&api_key[]=forged3&+api_key=forged4&API.KEY=forged5&b=2"
+    seen = echo(p, target=target)
+    read = _as_a_lenient_upstream_reads(seen["query"], "&;")
+    assert read["api_key"] == [TOKEN], seen["query"]
+    assert read["a"] == ["1"] and read["b"] == ["2"], seen["query"]
+
+
+def test_client_cookies_an_upstream_may_read_as_the_injected_one_are_removed(latchkey, upstream):
+    cfg = config(upstream.url, route={"inject": [{"cookie": "sess", "credential": "api"}]})
+    p = latchkey.serve(cfg)
+    seen = echo(p, headers=[("Cookie", "sess =forged1; theme=dark; sess[]=forged2, x=1"), ("Cookie", "%73ess=forged3")])
+    cookies = headers_named(seen, "Cookie")
+    assert len(cookies) == 1, cookies
+    read = _as_a_lenient_upstream_reads(cookies[0], ";,")
+    assert read["sess"] == [TOKEN], cookies
+    assert read["theme"] == ["dark"] and read["x"] == ["1"], cookies
 
 
 def test_two_query_credentials_tmdb_style(latchkey, upstream):

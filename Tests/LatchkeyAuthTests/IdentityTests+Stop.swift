@@ -35,3 +35,45 @@ extension IdentityTests {
         #expect(source.requests.withLock { $0.isEmpty })
     }
 }
+
+/// A token endpoint that answers only when its request's task is cancelled.
+final class HangingSource: TokenSource {
+    let canGrant = true
+    let renewable = true
+    let cancelled = Mutex(0)
+
+    func acquire(_ kind: AcquisitionKind, refreshToken: String?, now: Date) async throws(AcquisitionFailure) -> TokenSet {
+        try? await Task.sleep(for: .seconds(3600))
+        cancelled.withLock { $0 += 1 }
+        throw AcquisitionFailure(.transient, "cancelled")
+    }
+
+    func check(_ token: TokenSet, now: Date) async throws(AcquisitionFailure) -> TokenValidity? { nil }
+}
+
+/// The process stops: what the identity started ends with it.
+extension IdentityTests {
+    @Test func shuttingDownCancelsTheTokenRequestInFlightAndAnswersItsWaiters() async {
+        let source = HangingSource()
+        let identity = Identity(name: "test", source: source, store: MemoryTokenStore(), events: RecordingEvents(), clock: { [now] in now })
+        let answered = Mutex<Result<IssuedToken, IdentityUnavailable>?>(nil)
+        identity.demand { result in answered.withLock { $0 = result } }
+        #expect(identity.runningTasks == 1)
+        identity.shutDown()
+        #expect(answered.withLock { $0 } == .failure(Identity.shutDownReason))
+        #expect(identity.runningTasks == 0)
+        await settle { source.cancelled.withLock { $0 } == 1 }
+        // Nothing starts any more.
+        #expect(await demand(identity) == .failure(Identity.shutDownReason))
+        #expect(identity.runningTasks == 0)
+    }
+
+    @Test func aStartInTheBackgroundIsOwnedByTheIdentity() async {
+        let identity = Identity(name: "test", source: ScriptedSource(answers: []), store: MemoryTokenStore(), events: RecordingEvents(),
+                                waitsForStart: true, clock: { [now] in now })
+        identity.shutDown()
+        identity.startInBackground(eagerly: true)
+        #expect(identity.runningTasks == 0)
+        #expect(!identity.hasStarted)
+    }
+}

@@ -11,3 +11,13 @@ import Testing
         #expect(responseCarriesBody(requestMethod: method, status: status) == carries)
     }
 }
+
+@Suite struct ContentLengthRuleTests {
+    @Test(arguments: [
+        ("GET", 204, true), ("GET", 100, true), ("GET", 103, true), ("CONNECT", 200, true),
+        ("GET", 304, false), ("HEAD", 200, false), ("GET", 200, false), ("CONNECT", 407, false),
+    ])
+    func forbiddenFor1xx204AndConnect(method: String, status: Int, forbidden: Bool) {
+        #expect(responseForbidsContentLength(requestMethod: method, status: status) == forbidden)
+    }
+}

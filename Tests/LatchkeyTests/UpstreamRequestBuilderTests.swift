@@ -61,6 +61,26 @@ import Testing
         #expect(out.fields.values(named: "Cookie") == ["a=1; b=2; session=s3cret value"])
     }
 
+    @Test func everyClientValueAnUpstreamMayReadAsTheInjectedParameterIsRemoved() {
+        let r = route([Injection(target: .query("api_key"), source: .credential("tok"), template: CredentialTemplate())])
+        let target = "/api/x?api%5Fkey=A&a=1;api_key=B&api_key[]=C&%20api_key=D&b=2&API_KEY=E&q=api_key"
+        let out = build(r, head(["Host": "h"], target: target))
+        #expect(out.url == "http://up.example:9000/base/x?a=1&b=2&q=api_key&api_key=s3cret%20value")
+    }
+
+    @Test func aQueryWithNothingInjectedIsForwardedAsSent() {
+        let r = route([Injection(target: .header("X-Key"), source: .credential("tok"), template: CredentialTemplate())])
+        let out = build(r, head(["Host": "h"], target: "/api/x?api%5Fkey=A&a=1;b"))
+        #expect(out.url == "http://up.example:9000/base/x?api%5Fkey=A&a=1;b")
+    }
+
+    @Test func everyClientCookieAnUpstreamMayReadAsAnInjectedOneIsRemoved() {
+        let r = route([Injection(target: .cookie("sess"), source: .credential("tok"), template: CredentialTemplate()),
+                       Injection(target: .cookie("other"), source: .credential("tok"), template: CredentialTemplate(prefix: "o-"))])
+        let out = build(r, head(["Host": "h", "Cookie": "sess =A; theme=dark; sess%5B%5D=B, x=1, Sess=C", "Cookie": "other=D"]))
+        #expect(out.fields.values(named: "Cookie") == ["theme=dark; x=1; sess=s3cret value; other=o-s3cret value"])
+    }
+
     @Test func hopByHopForwardedAndVia() {
         let r = route([], preserveHost: true, via: "latchkey")
         let out = build(r, head(["Host": "127.0.0.1:8080", "Connection": "close, X-Hop", "X-Hop": "1", "Keep-Alive": "5",

@@ -321,6 +321,26 @@ import Testing
         #expect(elapsed >= .milliseconds(190) && elapsed < .seconds(3))
     }
 
+    /// curl asks for no more of a sized body after its last byte: the request is sent then,
+    /// and the first-byte timeout, not the idle one, applies to the wait for the head.
+    @Test func silentUpstreamAfterASizedBodyIsFirstByteTimeout() async throws {
+        let server = try TestServer { connection in
+            guard connection.readRequest() != nil else { return }
+            _ = connection.waitForEOF(timeout: 5)
+        }
+        let harness = try UpstreamHarness()
+        let options = UpstreamOptions(firstByteTimeout: .milliseconds(300), idleTimeout: .milliseconds(50))
+        let outcome = await harness.perform(
+            request("POST", server.baseURL, fields: ["Host": "h"], body: .length(5), options: options),
+            started: { transfer, _, _ in
+                Array("hello".utf8).withUnsafeBytes { transfer.sendBody($0) }
+                transfer.finishBody()
+            }
+        )
+        await harness.shutDown()
+        #expect(outcome.error?.code == .firstByteTimeout)
+    }
+
     @Test func stalledBodyIsIdleTimeout() async throws {
         let server = try TestServer { connection in
             guard connection.readRequest() != nil else { return }

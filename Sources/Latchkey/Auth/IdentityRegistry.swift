@@ -66,7 +66,7 @@ public final class IdentityRegistry: Sendable {
         for name in made {
             guard let identity = identities[name] else { continue }
             let eagerly = eager.contains(name)
-            Task { await identity.start(eagerly: eagerly) }
+            identity.startInBackground(eagerly: eagerly)
         }
         if let shared = store as? any WatchableTokenStore, !keeping.isEmpty {
             watcher.withLock { $0 = TokenStoreWatcher(store: shared, identities: keeping) }
@@ -84,7 +84,7 @@ public final class IdentityRegistry: Sendable {
     /// does), the identities `next` does not hold stop (their requests get `reason`), and
     /// the series of the names `next` lacks go.
     public func retire(replacedBy next: IdentityRegistry, reason: IdentityUnavailable) {
-        shutdown()
+        stopWatching()
         for (name, identity) in identities where next.identities[name] !== identity {
             identity.stop(reason: reason)
         }
@@ -93,8 +93,14 @@ public final class IdentityRegistry: Sendable {
         }
     }
 
-    /// Stops watching the store.
+    /// The process is stopping: stops watching the store, and every identity stops with
+    /// the tasks it started (its refresh timer, restore, token requests, cookie saves).
     public func shutdown() {
+        stopWatching()
+        for identity in identities.values { identity.shutDown() }
+    }
+
+    private func stopWatching() {
         watcher.withLock { $0?.stop() }
     }
 

@@ -6,10 +6,24 @@ enum CookieHeader {
     /// read by the proxy, never forwarded.
     static let proxyPrefix = "latchkey_"
 
-    static func set(name: String, value: String, in fields: inout HTTPFields) {
-        var pairs = pairs(in: fields).filter { QueryString.name(of: $0) != name }.map(String.init)
-        pairs.append(name + "=" + value)
-        fields.set(name: "Cookie", value: pairs.joined(separator: "; "))
+    /// Drops every client cookie an upstream may read under one of `names`; `;` separates
+    /// the pairs, and `,` too for some upstreams.
+    static func remove(_ names: InjectedNames, from fields: inout HTTPFields) {
+        guard fields.contains("Cookie") else { return }
+        let kept = pairs(in: fields).compactMap { pair in
+            names.removingMatches(from: pair, splitAt: ",")?.drop { $0 == " " }
+        }
+        if kept.isEmpty {
+            fields.removeAll(named: "Cookie")
+        } else {
+            fields.set(name: "Cookie", value: kept.joined(separator: "; "))
+        }
+    }
+
+    /// Adds a pair to the Cookie field (one field, RFC 6265 §5.4), making it if need be.
+    static func append(name: String, value: String, to fields: inout HTTPFields) {
+        let pair = name + "=" + value
+        fields.set(name: "Cookie", value: fields["Cookie"].map { $0 + "; " + pair } ?? pair)
     }
 
     /// Every value sent for `name` (a browser sends one per matching Path).

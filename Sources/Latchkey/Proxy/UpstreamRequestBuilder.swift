@@ -60,10 +60,12 @@ enum UpstreamRequestBuilder {
     }
 
     /// Attaches the route's credentials to `fields`, or to the query: returns the query's
-    /// items when an injection changed them, nil when the query stays as it was.
+    /// items when an injection changed them, nil when the query stays as it was. No client
+    /// value an upstream could read under an injected name is forwarded (`InjectedNames`).
     static func inject(_ route: Route, into fields: inout HTTPFields, query: Substring?,
                        credential: (Injection.Source) -> String?) -> [String]? {
         var queryItems: [String]? = nil
+        var cookieNames: InjectedNames? = nil
         for injection in route.injections {
             guard let token = credential(injection.source) else { continue }
             let value = injection.template.render(token: token)
@@ -71,16 +73,29 @@ enum UpstreamRequestBuilder {
             case .header(let name):
                 fields.set(name: name, value: value)
             case .query(let name):
-                // The client's own value for an injected parameter is never forwarded.
-                var items = queryItems ?? query.map { $0.isEmpty ? [] : $0.split(separator: "&", omittingEmptySubsequences: false).map(String.init) } ?? []
-                items.removeAll { QueryString.name(of: $0) == name }
+                var items = queryItems ?? clientQueryItems(query, without: InjectedNames(route.injectedQueryParameters))
                 items.append(name + "=" + QueryString.percentEncode(value))
                 queryItems = items
             case .cookie(let name):
-                CookieHeader.set(name: name, value: value, in: &fields)
+                if cookieNames == nil {
+                    cookieNames = InjectedNames(route.injections.compactMap { injection in
+                        if case .cookie(let name) = injection.target { name } else { nil }
+                    })
+                    CookieHeader.remove(cookieNames!, from: &fields)
+                }
+                CookieHeader.append(name: name, value: value, to: &fields)
             }
         }
         return queryItems
+    }
+
+    /// The client's query items, without any an upstream may read as one of `names`; `&`
+    /// splits the items, and `;` too for some upstreams.
+    static func clientQueryItems(_ query: Substring?, without names: InjectedNames) -> [String] {
+        guard let query, !query.isEmpty else { return [] }
+        return query.split(separator: "&", omittingEmptySubsequences: false).compactMap { item in
+            names.removingMatches(from: item, splitAt: ";").map(String.init)
+        }
     }
 
     /// `url` with its query: the injected items when `inject` changed them, else `query`.

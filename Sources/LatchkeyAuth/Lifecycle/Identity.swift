@@ -23,6 +23,8 @@ public struct IssuedToken: Sendable, Equatable {
 /// finishes the token request, so a caller on an event loop hops back to its loop.
 public final class Identity: Sendable {
     public typealias Waiter = @Sendable (Result<IssuedToken, IdentityUnavailable>) -> Void
+    /// Waits until the `clock`'s time reaches a moment; throws when cancelled.
+    public typealias Sleep = @Sendable (_ until: Date) async throws -> Void
 
     public let name: String
     /// The upstream's cookies that the proxy keeps for this identity (`jar: proxy`), shared
@@ -32,8 +34,11 @@ public final class Identity: Sendable {
     private let store: any TokenStore
     private let events: any AuthEventSink
     private let clock: @Sendable () -> Date
+    private let sleep: Sleep
     private let random: @Sendable () -> Double
     private let state: Mutex<State>
+    /// Token requests, the start's restore and cookie saves: cancelled by `shutDown`.
+    private let tasks = OwnedTasks()
 
     private struct State: ~Copyable {
         var lifecycle: TokenLifecycle
@@ -53,12 +58,14 @@ public final class Identity: Sendable {
 
     /// `waitsForStart`: requests wait until `start` has restored the stored token (a
     /// server accepts requests before the store is read). `keepWarm`: refresh in the
-    /// background even while no request uses the identity.
+    /// background even while no request uses the identity. `clock` and `sleep` are the
+    /// time the lifecycle and its refresh timer go by: tests advance their own.
     public init(
         name: String, source: any TokenSource, store: any TokenStore, events: any AuthEventSink,
         initialToken: TokenSet? = nil, waitsForStart: Bool = false, cookieJar: CookieJar? = nil,
         timing: TokenTiming = .init(), backoff: Backoff = .init(), keepWarm: Bool = false,
         clock: @escaping @Sendable () -> Date = { Date() },
+        sleep: @escaping Sleep = Identity.sleepOnSystemClock,
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
         self.name = name
@@ -67,6 +74,7 @@ public final class Identity: Sendable {
         self.store = store
         self.events = events
         self.clock = clock
+        self.sleep = sleep
         self.random = random
         state = Mutex(State(lifecycle: TokenLifecycle(token: initialToken, timing: timing, backoff: backoff, canGrant: source.canGrant,
                                                       keepWarm: keepWarm),
@@ -75,6 +83,12 @@ public final class Identity: Sendable {
 
     deinit {
         state.withLock { $0.timer?.cancel() }
+        tasks.cancelAll()
+    }
+
+    /// The default `sleep`: the system's wall clock, which the default `clock` reads.
+    public static let sleepOnSystemClock: Sleep = { deadline in
+        try await Task.sleep(for: .seconds(max(0, deadline.timeIntervalSinceNow)))
     }
 
     /// Whether `start` has read the store (always true for an identity that keeps nothing
@@ -169,6 +183,11 @@ public final class Identity: Sendable {
         }
     }
 
+    /// `start` as a task the identity owns (`shutDown` cancels it).
+    public func startInBackground(eagerly: Bool) {
+        tasks.run { [self] in await start(eagerly: eagerly) }
+    }
+
     /// A person logged in (`latchkey login`): use `token` from now on.
     public func loggedIn(_ token: TokenSet) async throws {
         try await store.save(token, identity: name)
@@ -235,7 +254,7 @@ public final class Identity: Sendable {
             return true
         }
         guard first else { return }
-        Task { await saveCookies() }
+        tasks.run { [self] in await saveCookies() }
     }
 
     private func saveCookies() async {
@@ -275,6 +294,19 @@ public final class Identity: Sendable {
         for waiter in waiters { waiter(.failure(reason)) }
     }
 
+    /// Why requests get an error once the process is stopping.
+    public static let shutDownReason = IdentityUnavailable.failing(reason: "latchkey is shutting down", retryAt: .distantFuture)
+
+    /// The process is stopping: as `stop`, and every task the identity started (its
+    /// restore, token requests, cookie saves) is cancelled; none starts after this.
+    public func shutDown() {
+        stop(reason: Self.shutDownReason)
+        tasks.cancelAll()
+    }
+
+    /// Tasks the identity started that are still running (for tests).
+    var runningTasks: Int { tasks.count }
+
     // MARK: the token request
 
     private func settle(_ waiter: @escaping Waiter, _ decide: (inout TokenLifecycle) -> TokenLifecycle.Demand) {
@@ -301,7 +333,7 @@ public final class Identity: Sendable {
     }
 
     private func acquire(_ kind: AcquisitionKind) {
-        Task { await self.run(kind) }
+        tasks.run { [self] in await run(kind) }
     }
 
     /// Token requests one after the other, each under the store's refresh lock, until one
@@ -311,7 +343,7 @@ public final class Identity: Sendable {
         while let kind = next {
             let generation = state.withLock { $0.lifecycle.generation }
             let lease = await takeRefreshLock()
-            next = await attempt(kind, heldGeneration: generation)
+            next = await attempt(kind, startedAt: generation)
             if let lease { await store.releaseRefreshLock(lease) }
         }
         flushWaiters()
@@ -320,17 +352,13 @@ public final class Identity: Sendable {
 
     /// One token request, under the refresh lock, after the double check. Returns the
     /// request to make next (a re-authentication after a refused refresh), if any.
-    private func attempt(_ planned: AcquisitionKind, heldGeneration: UInt64) async -> AcquisitionKind? {
-        var kind = planned
-        // The winner's double check (as oauth2-proxy reloads the session before it
-        // refreshes): another process may have stored a newer token meanwhile, a login or
-        // another replica's refresh, whose refresh token may have replaced ours; or the
-        // watcher brought one while this waited for the lock.
-        var stored: TokenSet?
+    private func attempt(_ planned: AcquisitionKind, startedAt heldGeneration: UInt64) async -> AcquisitionKind? {
+        // The winner's double check: another process may have stored a newer token
+        // meanwhile, a login or another replica's refresh, whose refresh token may have
+        // replaced ours; or the watcher brought one while this waited for the lock.
+        let stored: TokenSet?
         switch await storedNow() {
-        case .nothingNewer:
-            break
-        case .newer(let token):
+        case .token(let token):
             stored = token
         case .loggedOut:
             // Logged out by another process before the watcher told this one: its refresh
@@ -340,46 +368,39 @@ public final class Identity: Sendable {
             if holdLoggedOut() { events.record(Self.loggedOutEvent(name)) }
             return nil
         }
-        if stored != nil || state.withLock({ $0.lifecycle.generation }) != heldGeneration {
-            let now = clock()
-            let decision = update { lifecycle -> TokenLifecycle.Demand in
-                if let stored { lifecycle.replace(with: stored) }
-                return lifecycle.demand(now: now)
-            }
-            if stored != nil { events.record(AuthEvent(identity: name, kind: .acquired, detail: "a newer token was in the token store")) }
-            guard case .wait(let start?) = decision else { return nil }
-            kind = start
-        }
+        let now = clock()
+        let locked = update { $0.lockTaken(planned: planned, startedAt: heldGeneration, stored: stored, now: now) }
+        if locked.tookStoredToken { events.record(AuthEvent(identity: name, kind: .acquired, detail: "a newer token was in the token store")) }
+        guard let kind = locked.kind else { return nil }
         let (refreshToken, generation) = state.withLock { ($0.lifecycle.token?.refreshToken, $0.lifecycle.generation) }
-        // A token another process stored while the request was out (`storeChanged`)
-        // wins: neither the request's token nor its failure may replace it, or clear
-        // the store under a fresh login.
-        func replacedMeanwhile() -> Bool { state.withLock { $0.lifecycle.generation != generation } }
         do throws(AcquisitionFailure) {
             let answer = try await source.acquire(kind, refreshToken: kind == .refresh ? refreshToken : nil, now: clock())
-            if replacedMeanwhile() { return nil }
-            let token = state.withLock { $0.lifecycle.completed(answer, kind: kind) }
+            let completed = state.withLock { state in
+                state.lifecycle.isCurrent(startedAt: generation) ? state.lifecycle.completed(answer, kind: kind) : nil
+            }
+            guard let token = completed else { return nil }
             await persist(token)
             update { $0.succeeded(token, kind: kind) }
             events.record(AuthEvent(identity: name, kind: kind == .refresh ? .refreshed : .acquired))
             return nil
         } catch {
-            if replacedMeanwhile() { return nil }
             let now = clock(), unit = random()
-            let next = update { $0.failed(error, kind: kind, now: now, unit: unit) }
+            let action = update { $0.failed(error, kind: kind, startedAt: generation, now: now, unit: unit) }
+            if action == .ignored { return nil }
             events.record(AuthEvent(identity: name, kind: .failed, detail: error.misconfiguration?.description ?? error.message))
-            let lifecycle = snapshot
-            switch lifecycle.phase {
-            case .loginRequired(let reason) where next == nil:
+            switch action {
+            case .retry(let next):
+                return next
+            case .loginRequired(let reason):
                 events.record(AuthEvent(identity: name, kind: .loginRequired, detail: reason))
                 await persist(nil)
-            case .misconfigured:
+            case .misconfigured(let failure):
                 // Kept where `latchkey status` reads, until a token is saved.
-                await keep(lifecycle.lastFailure)
-            default:
+                await keep(failure)
+            case .wait, .ignored:
                 break
             }
-            return next
+            return nil
         }
     }
 
@@ -397,28 +418,22 @@ public final class Identity: Sendable {
 
     /// What the store holds now, as it bears on a token request about to start.
     private enum StoredNow {
-        case nothingNewer
-        /// A token obtained after the one held, and not the same one.
-        case newer(TokenSet)
+        /// Its token (nil: none, or the store cannot be read); the lifecycle decides
+        /// whether it is newer than the one held.
+        case token(TokenSet?)
         /// A person logged the identity out.
         case loggedOut
     }
 
-    /// Access tokens are compared, not whole values: a token read back from a file may
-    /// differ in the last bit of its times, and one whose refresh token was just refused
-    /// differs only there.
     private func storedNow() async -> StoredNow {
-        let stored: TokenSet?
         do {
-            stored = try await store.load(identity: name)
+            let stored = try await store.load(identity: name)
             if stored == nil, try await store.isLoggedOut(identity: name) { return .loggedOut }
+            return .token(stored)
         } catch {
             events.record(AuthEvent(identity: name, kind: .failed, detail: "cannot load the stored token: \(error)"))
-            return .nothingNewer
+            return .token(nil)
         }
-        let held = snapshot.token
-        guard let stored, stored.accessToken != held?.accessToken, stored.obtainedAt > held?.obtainedAt ?? .distantPast else { return .nothingNewer }
-        return .newer(stored)
     }
 
     /// Puts the identity in the state `latchkey logout` leaves it in: no token, an empty
@@ -498,10 +513,9 @@ public final class Identity: Sendable {
                 state.timer = nil
                 return
             }
-            let delay = max(0, deadline.timeIntervalSince(clock()))
-            state.timer = Task { [weak self] in
-                try? await Task.sleep(for: .seconds(delay))
-                guard !Task.isCancelled else { return }
+            state.timer = Task { [weak self, sleep] in
+                // On the identity's clock: tests move it on instead of waiting.
+                guard (try? await sleep(deadline)) != nil, !Task.isCancelled else { return }
                 self?.tick()
             }
         }

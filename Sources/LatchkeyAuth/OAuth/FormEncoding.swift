@@ -37,7 +37,7 @@ public enum FormEncoding {
     }
 
     /// One name or value, parsed as above.
-    static func decodeComponent(_ text: some StringProtocol) -> String {
+    public static func decodeComponent(_ text: some StringProtocol) -> String {
         decode(Array(text.utf8)[...])
     }
 
