@@ -6,20 +6,26 @@ import Glibc
 /// One epoll instance, its timers and its deferred work, confined to the thread that runs
 /// it. Everything that touches a loop's connections, curl handles or timers runs here;
 /// other threads reach it only through its `EventLoopHandle`.
+///
+/// Its stored properties, and those of the loop-bound objects of the data plane
+/// (connections, transfers, exchanges), are `@exclusivity(unchecked)`: each object is
+/// used on its loop's thread only, and Swift's run-time exclusivity checks cost about 76
+/// instructions per access, a few thousand per proxied request (Benchmarks/RESULTS.md).
+/// The compile-time checks stay.
 public final class EventLoop {
     let epollFD: Int32
-    private var slots: [Slot] = []
-    private var freeSlots: [UInt32] = []
-    private var timers = TimerHeap()
-    private var deferred: [() -> Void] = []
-    private var deferredObjects: [DeferredWork] = []
-    private var running = false
+    @exclusivity(unchecked) private var slots: [Slot] = []
+    @exclusivity(unchecked) private var freeSlots: [UInt32] = []
+    @exclusivity(unchecked) private var timers = TimerHeap()
+    @exclusivity(unchecked) private var deferred: [() -> Void] = []
+    @exclusivity(unchecked) private var deferredObjects: [DeferredWork] = []
+    @exclusivity(unchecked) private var running = false
     /// Objects that live as long as the loop (its server, its curl multi), found again by
     /// type from work sent to the loop.
-    private var attachments: [ObjectIdentifier: AnyObject] = [:]
+    @exclusivity(unchecked) private var attachments: [ObjectIdentifier: AnyObject] = [:]
     /// The loop's notion of "now", refreshed once per wake-up so that per-request code
     /// does not read the clock again and again.
-    public private(set) var now = LoopInstant.now()
+    @exclusivity(unchecked) public private(set) var now = LoopInstant.now()
     public let handle: EventLoopHandle
     /// The loop's position among its siblings, for logs and per-loop state.
     public let index: Int

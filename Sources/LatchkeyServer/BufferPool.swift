@@ -2,10 +2,12 @@
 /// when it has bytes to read and gives it back when it goes idle, so that idle
 /// connections hold nothing while busy ones do not pay a 16 KiB malloc and free per
 /// request. Loop-confined, like everything it serves.
+///
+/// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
 final class BufferPool {
     let bufferSize: Int
     private let maxKept: Int
-    private var kept: [UnsafeMutableRawPointer] = []
+    @exclusivity(unchecked) private var kept: [UnsafeMutableRawPointer] = []
 
     init(bufferSize: Int, maxKept: Int) {
         self.bufferSize = bufferSize

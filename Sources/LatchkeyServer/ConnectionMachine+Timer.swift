@@ -22,9 +22,10 @@ extension ConnectionMachine {
         case .idle, .closingAfterFlush:
             return now.advanced(by: settings.idleTimeout)
         case .exchange(let exchange):
-            let idle = now.advanced(by: settings.idleTimeout)
-            if case .reading(let deadline) = exchange.request { return min(idle, deadline) }
-            return outputPending ? idle : nil
+            // Only what is returned is computed: a Duration's nanoseconds take 128-bit
+            // arithmetic, and this runs several times per request.
+            if case .reading(let deadline) = exchange.request { return min(now.advanced(by: settings.idleTimeout), deadline) }
+            return outputPending ? now.advanced(by: settings.idleTimeout) : nil
         case .lingering(let until):
             return until
         case .closed:

@@ -6,30 +6,32 @@ import LatchkeyLoop
 /// response, and arms the timer, each as the machine decides. Requests on a connection are
 /// answered strictly in order: the next pipelined request is decoded only after the
 /// previous response has been finished.
+///
+/// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
 final class ServerConnection: IOHandler, DeferredWork {
     let socket: Socket
     let peer: SocketAddress?
     let listener: ListenerInfo
     /// The server owns its connections and closes them all before it goes away.
     unowned(unsafe) let server: HTTPServer
-    var registration: IORegistration?
-    var interest: IOEvents = []
+    @exclusivity(unchecked) var registration: IORegistration?
+    @exclusivity(unchecked) var interest: IOEvents = []
 
-    var input: InputBuffer
-    var decoder: RequestDecoder
-    var output: [UInt8] = []
-    var outputOffset = 0
+    @exclusivity(unchecked) var input: InputBuffer
+    @exclusivity(unchecked) var decoder: RequestDecoder
+    @exclusivity(unchecked) var output: [UInt8] = []
+    @exclusivity(unchecked) var outputOffset = 0
 
-    var exchange: ServerExchange?
-    var handler: ExchangeHandler?
+    @exclusivity(unchecked) var exchange: ServerExchange?
+    @exclusivity(unchecked) var handler: ExchangeHandler?
     /// The protocol state; this class only performs what it decides.
-    var machine: ConnectionMachine
+    @exclusivity(unchecked) var machine: ConnectionMachine
     /// Work asked for in this loop turn, run once after the events (`runDeferredWork`).
-    var scheduled: ScheduledWork = []
+    @exclusivity(unchecked) var scheduled: ScheduledWork = []
 
     lazy var timer = LoopTimer { [unowned self] in self.timerFired() }
     /// Where the timer is armed, so that an unchanged deadline costs nothing.
-    var armedDeadline: LoopInstant?
+    @exclusivity(unchecked) var armedDeadline: LoopInstant?
 
     struct ScheduledWork: OptionSet {
         let rawValue: UInt8

@@ -18,14 +18,16 @@ import Glibc
 /// is safe only for sockets whose close we hear about: the ones opened by
 /// `openSocketCallback` are closed through `closeSocketCallback`, which unregisters before
 /// closing. Any other socket curl shows us is unregistered eagerly on CURL_POLL_REMOVE.
+///
+/// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
 final class MultiEvents: DeferredWork {
     let loop: EventLoop
     /// Set by the client once it exists; nil while it is torn down.
     weak var client: UpstreamClient?
-    private(set) var timer: LoopTimer!
-    private var sockets: [SocketEntry] = []
+    @exclusivity(unchecked) private(set) var timer: LoopTimer!
+    @exclusivity(unchecked) private var sockets: [SocketEntry] = []
     /// epoll_ctl calls made for curl's sockets (ADD, MOD, DEL), for tests and metrics.
-    private(set) var epollOperations = 0
+    @exclusivity(unchecked) private(set) var epollOperations = 0
 
     private struct SocketEntry {
         var registration: IORegistration?
@@ -93,7 +95,7 @@ final class MultiEvents: DeferredWork {
     }
 
     /// The loop iteration (its `now`) in which a 0 ms timeout last ran without the timer.
-    private var immediateRunIteration: LoopInstant?
+    @exclusivity(unchecked) private var immediateRunIteration: LoopInstant?
 
     /// The 0 ms timeout, run after the current events.
     func runDeferredWork() {

@@ -9,17 +9,19 @@ import LatchkeyLoop
 /// kept configured on a free list.
 ///
 /// Loop-confined: create, use and release it on its loop's thread.
+///
+/// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
 public final class UpstreamClient {
     public let loop: EventLoop
     private let multi: UnsafeMutableRawPointer
     let events: MultiEvents
-    private var freeHandles: [CurlEasy] = []
+    @exclusivity(unchecked) private var freeHandles: [CurlEasy] = []
     private let maxFreeHandles: Int
-    private var active: [UpstreamTransfer] = []
-    private var completed: [(UpstreamTransfer, CURLcode)] = []
+    @exclusivity(unchecked) private var active: [UpstreamTransfer] = []
+    @exclusivity(unchecked) private var completed: [(UpstreamTransfer, CURLcode)] = []
     /// Depth of our calls into curl that may run its callbacks. While above zero, anything
     /// that would re-enter the multi (add, remove, pause, socket action) is deferred.
-    private var curlDepth = 0
+    @exclusivity(unchecked) private var curlDepth = 0
 
     /// - Parameters:
     ///   - maxConnections: CURLMOPT_MAXCONNECTS, the size of the multi's connection pool

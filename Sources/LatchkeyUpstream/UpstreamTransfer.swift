@@ -9,26 +9,28 @@ import LatchkeyLoop
 /// Lifetime: the client keeps the transfer alive until it finishes or is cancelled; the
 /// transfer keeps its delegate until then. `cancel()` is final and silent: no delegate call
 /// follows it.
+///
+/// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
 public final class UpstreamTransfer {
     unowned let client: UpstreamClient
     /// The handle while the transfer is in the multi; nil once released.
-    private(set) var easy: CurlEasy?
-    private var headers: CurlHeaderList?
+    @exclusivity(unchecked) private(set) var easy: CurlEasy?
+    @exclusivity(unchecked) private var headers: CurlHeaderList?
     /// Nil once finished or cancelled: nothing is reported after that.
-    private(set) var delegate: UpstreamTransferDelegate?
+    @exclusivity(unchecked) private(set) var delegate: UpstreamTransferDelegate?
     /// Position in the client's list of active transfers.
-    var activeIndex = -1
+    @exclusivity(unchecked) var activeIndex = -1
 
-    var machine: TransferMachine
+    @exclusivity(unchecked) var machine: TransferMachine
     private let firstByteTimeout: Duration
     private let idleTimeout: Duration
     private let startedAt: LoopInstant
     /// A deferred `upstreamWantsBody` or curl_easy_pause is queued on the loop: one each.
-    private var wantsBodyScheduled = false
-    private var pauseScheduled = false
+    @exclusivity(unchecked) private var wantsBodyScheduled = false
+    @exclusivity(unchecked) private var pauseScheduled = false
 
     /// Start → finish (or cancel), for the access log.
-    public private(set) var upstreamTime: Duration?
+    @exclusivity(unchecked) public private(set) var upstreamTime: Duration?
     /// Request-body bytes handed to curl.
     public var bytesSent: UInt64 { machine.bytesSent }
     /// Response-body bytes handed to the delegate.

@@ -12,6 +12,8 @@ import Logging
 /// identity's token is there), when it is replaced (a renewal or a refilled jar, once), when
 /// the browser is handed off, how the exchange ends. This type feeds it the events and
 /// performs its actions (ProxyExchange+Renewal.swift, ProxyExchange+Handoff.swift).
+///
+/// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
 final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     let exchange: ServerExchange
     let route: Route
@@ -22,12 +24,12 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     let context: ProxyContext
     let blueprint: RequestBlueprint
     let identity: Identity?
-    var machine: ExchangeMachine
-    var token: IssuedToken?
+    @exclusivity(unchecked) var machine: ExchangeMachine
+    @exclusivity(unchecked) var token: IssuedToken?
     /// The running transfer: set exactly while the machine is `sending`.
-    var transfer: UpstreamTransfer?
+    @exclusivity(unchecked) var transfer: UpstreamTransfer?
     /// Set when the upstream refused a navigation and the browser is being handed a session.
-    var handoff: HandoffExchange?
+    @exclusivity(unchecked) var handoff: HandoffExchange?
 
     /// Request-body bytes queued for the upstream above which the client is not read.
     private static let requestHighWater = 256 * 1024
