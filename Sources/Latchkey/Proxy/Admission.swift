@@ -10,14 +10,22 @@ import LatchkeyServer
 
 /// What the proxy does with a request head, decided without I/O from the head, the
 /// listener it arrived on and the configuration's routes, listener checks and identities:
-/// the proxy's inbound checks in one place, in the order they apply.
-struct Admission: Sendable {
+/// the proxy's inbound checks in one place, in the order they apply. A class: as a struct,
+/// its tables were copied out of the context (retains and releases) on every request.
+final class Admission: Sendable {
     let routes: RouteTable
     let policies: [ListenerPolicy]
     /// By name; routes that inject an identity's token look theirs up here.
     let identities: [String: Identity]
     /// Calls handoff endpoints; nil when no route has one.
     let handoffCaller: HandoffCaller?
+
+    init(routes: RouteTable, policies: [ListenerPolicy], identities: [String: Identity], handoffCaller: HandoffCaller?) {
+        self.routes = routes
+        self.policies = policies
+        self.identities = identities
+        self.handoffCaller = handoffCaller
+    }
 
     /// One of the proxy's own endpoints, answered locally.
     enum Endpoint {

@@ -13,7 +13,7 @@ import LatchkeyAuth
 /// whitespace trimmed (RFC 6265 §5.2 for cookies); `.` and space inside as `_` (PHP);
 /// ASCII case ignored (ASP.NET). A client parameter that merely differs in case from an
 /// injected one is dropped too, the price of being safe.
-struct InjectedNames {
+struct InjectedNames: Sendable {
     private let canonicalNames: Set<[UInt8]>
 
     init(_ names: some Sequence<String>) {

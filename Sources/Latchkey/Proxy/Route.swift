@@ -24,6 +24,10 @@ final class Route: Sendable {
     let secretQueryParameters: Set<String>
     /// The query parameters this route injects: they never travel back to the client.
     let injectedQueryParameters: Set<String>
+    /// The injected query parameters and cookies as an upstream may read their names, made
+    /// once here rather than for each request.
+    let injectedQueryNames: InjectedNames
+    let injectedCookieNames: InjectedNames
     let options: UpstreamOptions
     /// The identities whose tokens the route may inject; nil when it injects none.
     let identities: RouteIdentities?
@@ -57,6 +61,10 @@ final class Route: Sendable {
         cookies = config.cookies
         secretQueryParameters = Set(config.secretQueryParameters + injectedQuery)
         injectedQueryParameters = Set(injectedQuery)
+        injectedQueryNames = InjectedNames(injectedQuery)
+        injectedCookieNames = InjectedNames(config.injections.compactMap { injection in
+            if case .cookie(let name) = injection.target { name } else { nil }
+        })
         options = config.upstream.options
         self.identities = RouteIdentities(config, identities: identities)
         renewal = config.renewal

@@ -65,7 +65,7 @@ enum UpstreamRequestBuilder {
     static func inject(_ route: Route, into fields: inout HTTPFields, query: Substring?,
                        credential: (Injection.Source) -> String?) -> [String]? {
         var queryItems: [String]? = nil
-        var cookieNames: InjectedNames? = nil
+        var clientCookiesRemoved = false
         for injection in route.injections {
             guard let token = credential(injection.source) else { continue }
             let value = injection.template.render(token: token)
@@ -73,15 +73,13 @@ enum UpstreamRequestBuilder {
             case .header(let name):
                 fields.set(name: name, value: value)
             case .query(let name):
-                var items = queryItems ?? clientQueryItems(query, without: InjectedNames(route.injectedQueryParameters))
+                var items = queryItems ?? clientQueryItems(query, without: route.injectedQueryNames)
                 items.append(name + "=" + QueryString.percentEncode(value))
                 queryItems = items
             case .cookie(let name):
-                if cookieNames == nil {
-                    cookieNames = InjectedNames(route.injections.compactMap { injection in
-                        if case .cookie(let name) = injection.target { name } else { nil }
-                    })
-                    CookieHeader.remove(cookieNames!, from: &fields)
+                if !clientCookiesRemoved {
+                    CookieHeader.remove(route.injectedCookieNames, from: &fields)
+                    clientCookiesRemoved = true
                 }
                 CookieHeader.append(name: name, value: value, to: &fields)
             }
