@@ -194,11 +194,29 @@ public struct RenewalPolicy: Sendable, Equatable {
     public var onInvalidTokenChallenge: Bool
     /// Request bodies up to this size are kept for a replay; larger ones stream without.
     public var replayLimit: Int
+    /// Statuses that refuse the token only when the answer's JSON body says so (TMDB: 401
+    /// with `status_code` 3, while its 401 with 7 is a bad API key, which a renewal
+    /// cannot fix): `renew_on: [{ status: 401, json: { status_code: 3 } }]`.
+    public var bodyMatches: [RenewalBodyMatch]
 
-    public init(statuses: Set<Int> = [401], onInvalidTokenChallenge: Bool = true, replayLimit: Int = 1 << 20) {
+    public init(statuses: Set<Int> = [401], onInvalidTokenChallenge: Bool = true, replayLimit: Int = 1 << 20,
+                bodyMatches: [RenewalBodyMatch] = []) {
         self.statuses = statuses
+        self.bodyMatches = bodyMatches
         self.onInvalidTokenChallenge = onInvalidTokenChallenge
         self.replayLimit = replayLimit
+    }
+}
+
+/// A `renew_on` entry that looks into the answer: its status, and JSON fields its body
+/// must hold.
+public struct RenewalBodyMatch: Sendable, Equatable {
+    public var status: Int
+    public var fields: [JSONFieldMatch]
+
+    public init(status: Int, fields: [JSONFieldMatch]) {
+        self.status = status
+        self.fields = fields
     }
 }
 
@@ -234,11 +252,15 @@ public struct Injection: Sendable, Equatable {
     public var source: Source
     /// e.g. "Bearer {token}"; "{token}" alone by default.
     public var template: CredentialTemplate
+    /// The capture of a recipe identity the template names (`{session_id}`); nil for the
+    /// identity's token or a credential's value.
+    public var capture: String?
 
-    public init(target: Target, source: Source, template: CredentialTemplate) {
+    public init(target: Target, source: Source, template: CredentialTemplate, capture: String? = nil) {
         self.target = target
         self.source = source
         self.template = template
+        self.capture = capture
     }
 }
 

@@ -114,7 +114,8 @@ public struct CredentialTemplate: Sendable, Equatable, CustomStringConvertible {
 }
 
 extension String {
-    fileprivate func replacingBraces() -> String {
+    /// The text with `{` and `}` doubled, as templates write literal braces.
+    func replacingBraces() -> String {
         var result = ""
         for character in self {
             switch character {

@@ -25,6 +25,8 @@ public struct IdentityConfig: Sendable, Equatable {
         /// code; from then on the refresh token renews the identity. The endpoint is nil
         /// when the issuer's metadata names it.
         case deviceCode(deviceAuthorizationURL: String?)
+        /// A credential made by a list of HTTP steps (TheMovieDB's session): see `Recipe`.
+        case recipe(Recipe)
     }
 
     /// Where the browser goes and where it comes back to, for the authorization code grant.
@@ -158,13 +160,14 @@ public struct IdentityConfig: Sendable, Equatable {
     /// The grants a `grant:` key may name.
     static let grantNames = [
         "static", "password", "client_credentials", "refresh_token", "custom", "jwt_bearer", "token_exchange",
-        "authorization_code", "device_code",
+        "authorization_code", "device_code", "recipe",
     ]
 
     /// Whether only a person can get this identity's first token, with `latchkey login`.
     public var logsInInteractively: Bool {
         switch grant {
         case .authorizationCode, .deviceCode: true
+        case .recipe(let recipe): !recipe.prompts.isEmpty
         default: false
         }
     }
@@ -183,6 +186,7 @@ extension IdentityConfig.Grant {
         case .tokenExchange: "token_exchange"
         case .authorizationCode: "authorization_code"
         case .deviceCode: "device_code"
+        case .recipe: "recipe"
         }
     }
 }
@@ -216,6 +220,12 @@ extension IdentityConfig {
         case .custom(_, let parameters):
             for parameter in parameters {
                 if case .secret(let source) = parameter.value { add("param:" + parameter.name, source, at: "params.\(parameter.name)") }
+            }
+        case .recipe(let recipe):
+            for secret in recipe.secrets { add("secret:" + secret.name, secret.source, at: "secrets.\(secret.name)") }
+            for credential in recipe.credentials {
+                entries.append(SecretEntry(name: Self.secretName(identity: name, "credential:" + credential.name), source: credential.source,
+                                           configPath: "credentials.\(credential.name)"))
             }
         case .clientCredentials, .jwtBearer, .tokenExchange, .authorizationCode, .deviceCode: break
         }

@@ -57,7 +57,7 @@ extension IdentityConfig {
             case .pemFile(let path), .serviceAccountFile(let path): files.append(path)
             }
         case .tokenExchange(let file, _, _): files.append(file)
-        case .staticToken, .password, .clientCredentials, .refreshToken, .custom, .authorizationCode, .deviceCode: break
+        case .staticToken, .password, .clientCredentials, .refreshToken, .custom, .authorizationCode, .deviceCode, .recipe: break
         }
         return files
     }

@@ -53,6 +53,7 @@ public struct IdentityLogin: Sendable {
         case .staticToken:
             .none("identity \(identity.name) uses a static token from its configuration; there is nothing to log in to")
         case .password, .clientCredentials, .custom, .jwtBearer, .tokenExchange, .refreshToken: .tokenRequest
+        case .recipe: .tokenRequest  // TODO(issue 12): run the recipe, with its prompts
         }
     }
 

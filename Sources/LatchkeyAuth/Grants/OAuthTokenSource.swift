@@ -126,6 +126,8 @@ public final class OAuthTokenSource: TokenSource {
             throw AcquisitionFailure(.rejected, "the identity logs in with a person, by `latchkey login \(config.name)`")
         case (.grant, .staticToken):
             throw AcquisitionFailure(.rejected, "a static token has no token endpoint")
+        case (.grant, .recipe):
+            throw AcquisitionFailure(.rejected, "a recipe has no token endpoint; its steps make its credential")
         }
         guard let endpoint else { throw AcquisitionFailure(.rejected, "identity \(config.name) has no token endpoint") }
         return TokenRequest(endpoint: endpoint, grant: grant,

@@ -12,6 +12,8 @@ import Synchronization
 public struct IssuedToken: Sendable, Equatable {
     public var accessToken: String
     public var generation: UInt64
+    /// A recipe identity's captures, which routes inject by name (`{session_id}`).
+    public var captures: [String: String] = [:]
 }
 
 /// One identity at run time: its lifecycle behind a lock, the requests waiting for a
@@ -109,7 +111,7 @@ public final class Identity: Sendable {
             state.lifecycle.used(at: now)
             // No timer while the identity was idle: this use may call for a refresh again.
             let wakes = state.timerDeadline == nil && state.lifecycle.nextTick() != nil
-            return (IssuedToken(accessToken: token.accessToken, generation: generation), wakes)
+            return (IssuedToken(accessToken: token.accessToken, generation: generation, captures: token.captures), wakes)
         }
         if wakes { reschedule() }
         return issued
@@ -326,7 +328,7 @@ public final class Identity: Sendable {
     /// Calls `waiter` with a known answer; a `.wait` has none and is left alone.
     private static func answer(_ waiter: Waiter, _ decision: TokenLifecycle.Demand) {
         switch decision {
-        case .ready(let token, let generation): waiter(.success(IssuedToken(accessToken: token.accessToken, generation: generation)))
+        case .ready(let token, let generation): waiter(.success(IssuedToken(accessToken: token.accessToken, generation: generation, captures: token.captures)))
         case .unavailable(let reason): waiter(.failure(reason))
         case .wait: break
         }

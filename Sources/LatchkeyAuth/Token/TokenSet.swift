@@ -17,11 +17,15 @@ public struct TokenSet: Sendable, Equatable {
     public var scope: String?
     public var idToken: String?
     public var obtainedAt: Date
+    /// A recipe identity's captures by name (`accessToken` is its token capture's value);
+    /// empty for OAuth tokens.
+    public var captures: [String: String]
 
     public init(
         accessToken: String, tokenType: String? = "Bearer", refreshToken: String? = nil, expiresAt: Date? = nil,
-        scope: String? = nil, idToken: String? = nil, obtainedAt: Date
+        scope: String? = nil, idToken: String? = nil, obtainedAt: Date, captures: [String: String] = [:]
     ) {
+        self.captures = captures
         self.accessToken = accessToken
         self.tokenType = tokenType
         self.refreshToken = refreshToken
