@@ -29,7 +29,7 @@ extension ConfigValidator {
         }
 
         guard let rawSteps = raw.list("steps") else {
-            if !raw.contains("steps") { diagnostics.error(path, "missing key 'steps'", expected: "a list of steps, each with a name and a request") }
+            if raw.node("steps") == nil { diagnostics.error(path, "missing key 'steps'", expected: "a list of steps, each with a name and a request") }
             return nil
         }
         if rawSteps.isEmpty { diagnostics.error(path / "steps", "empty list", expected: "at least one step") }
@@ -73,7 +73,7 @@ extension ConfigValidator {
             credentials.sources[name].map { RecipeSecret(name: name, source: $0) }
         }
         for name in promptNames where !names.usedPrompts.contains(name) {
-            diagnostics.error(path / "prompts" / name, "no step names {prompts.\(name)}",
+            diagnostics.error(path / "prompts" / name, "no step's template names this prompt",
                               expected: "a prompt that a step's template uses; any prompt makes the identity log in with `latchkey login` only")
         }
         return (recipe, idpOptions)

@@ -29,7 +29,7 @@ extension ConfigValidator {
         var request = RecipeRequest(method: "GET", url: RecipeTemplate(parts: []))
         if let rawRequest = raw.mapping("request", ConfigKeys.recipeRequest, expected: "a mapping with method and url") {
             request = validateRecipeRequest(rawRequest, step: step, hasBaseURL: hasBaseURL, templates: &templates)
-        } else if !raw.contains("request") {
+        } else if raw.node("request") == nil {
             diagnostics.error(path, "missing key 'request'", expected: "the step's request: method, url, and query, headers, json or form")
         }
         var expect = RecipeExpectation()

@@ -42,7 +42,7 @@ extension ConfigValidator {
     private mutating func validateRenewalBodyMatch(_ node: ConfigNode) -> RenewalBodyMatch? {
         guard let raw = node.mapping(ConfigKeys.renewOn, expected: "a status, or a mapping with status and json") else { return nil }
         guard let status = raw.int("status") else {
-            if !raw.contains("status") { diagnostics.error(node.path, "missing key 'status'", expected: "the status whose body is looked into, such as 401") }
+            if raw.node("status") == nil { diagnostics.error(node.path, "missing key 'status'", expected: "the status whose body is looked into, such as 401") }
             return nil
         }
         guard let json = raw.node("json") else {

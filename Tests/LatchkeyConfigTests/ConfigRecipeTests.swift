@@ -315,7 +315,7 @@ struct ConfigRecipeTests {
                 logout:
                   request: { url: z, query: { a: "{later}", b: "{prompts.otp}", c: "{nope}" } }
             """) == [
-            "test.yaml:8:37: identities.r.prompts.unused: no step names {prompts.unused} (expected a prompt that a step's template uses; any prompt makes the identity log in with `latchkey login` only)",
+            "test.yaml:8:37: identities.r.prompts.unused: no step's template names this prompt (expected a prompt that a step's template uses; any prompt makes the identity log in with `latchkey login` only)",
             "test.yaml:12:16: identities.r.steps[0].request.url: the capture 'later' is made by steps[1], after this request (expected a capture of an earlier step)",
             "test.yaml:13:23: identities.r.steps[0].request.query.k: unknown credential 'tmdb-kye'; did you mean 'tmdb-key'? (expected one of tmdb-key)",
             "test.yaml:13:52: identities.r.steps[0].request.query.p: unknown secret 'pasword'; did you mean 'password'? (expected one of password)",
