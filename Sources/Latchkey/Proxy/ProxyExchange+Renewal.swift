@@ -48,15 +48,22 @@ extension ProxyExchange {
 
     private func tokenArrived(_ result: Result<IssuedToken, IdentityUnavailable>) {
         let token = try? result.get()
-        switch machine.tokenArrived(token != nil) {
+        switch machine.tokenArrived(route.canInject(token)) {
         case .ignore:
             return
         case .startTransfer(let start):
             startTransfer(start, token: token)
             exchange.resumeRequestBody()
         case .refuse:
-            guard case .failure(let unavailable) = result, let identity else { return }
-            let refusal = IdentityRefusal(unavailable, identity: identity.name, route: route.name)
+            guard let identity else { return }
+            let refusal: IdentityRefusal
+            switch result {
+            case .failure(let unavailable):
+                refusal = IdentityRefusal(unavailable, identity: identity.name, route: route.name)
+            case .success(let token):
+                guard let capture = route.missingCapture(in: token) else { return }
+                refusal = IdentityRefusal(missingCapture: capture, identity: identity.name, route: route.name)
+            }
             answer(refusal.document, extraFields: refusal.fields)
         }
     }

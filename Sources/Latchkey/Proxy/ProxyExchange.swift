@@ -49,9 +49,11 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
 
     /// Starts the transfer at once when the route injects no identity or its identity has a
     /// token, else once the token request in flight (single-flight per identity) answers.
+    /// A token that lacks a capture the route injects is not one it can use: the identity's
+    /// answer says so (`tokenArrived`).
     func start() {
         let current = identity?.current()
-        switch machine.start(tokenAtHand: current != nil) {
+        switch machine.start(tokenAtHand: route.canInject(current)) {
         case .startTransfer(let start): startTransfer(start, token: current)
         case .waitForToken: wait { self.identity?.demand($0) }
         }
