@@ -51,7 +51,7 @@ struct HandoffCaller: Sendable {
             case .failure(let error):
                 return report(.failed(Self.failure(route, "the handoff endpoint could not be reached (\(error.code))")))
             }
-            if !renewed, let identity, identity.renewable, let token, route.renewal.refuses(status: response.status, fields: response.fields) {
+            if !renewed, let identity, identity.renewable, let token, route.renewal.refuses(status: response.status, fields: response.fields, body: response.body) {
                 identity.rejected(generation: token.generation, Self.withToken(of: identity, route: route, report: report) { renewedToken in
                     send(call, token: renewedToken, renewed: true)
                 })
