@@ -1,4 +1,6 @@
 import LatchkeyUpstream
+import Yams
+
 extension ConfigValidator {
     /// Host names every listener accepts without configuration.
     static let loopbackHostNames: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
@@ -376,13 +378,13 @@ extension ConfigValidator {
     private mutating func validateRenewal(_ raw: ConfigMapping) -> RenewalPolicy {
         let path = raw.path
         var renewal = RenewalPolicy()
-        if let statuses = raw.ints("renew_on") {
+        if let entries = raw.list("renew_on") {
             renewal.statuses = []
-            for (index, status) in statuses {
-                if (400...599).contains(status) {
+            for entry in entries {
+                if case .mapping = entry.node {
+                    if let match = validateRenewalBodyMatch(entry) { renewal.bodyMatches.append(match) }
+                } else if let status = entry.int(), validateRenewalStatus(status, at: entry.path) {
                     renewal.statuses.insert(status)
-                } else {
-                    diagnostics.error((path / "renew_on")[index], "not an error status", expected: "a status from 400 to 599, such as 401")
                 }
             }
         }
@@ -395,6 +397,59 @@ extension ConfigValidator {
             }
         }
         return renewal
+    }
+
+    private mutating func validateRenewalStatus(_ status: Int, at path: ConfigPath) -> Bool {
+        guard (400...599).contains(status) else {
+            diagnostics.error(path, "not an error status", expected: "a status from 400 to 599, such as 401")
+            return false
+        }
+        return true
+    }
+
+    /// `{ status: 401, json: { status_code: 3 } }`: the status renews only when the
+    /// answer's JSON body holds every field.
+    private mutating func validateRenewalBodyMatch(_ node: ConfigNode) -> RenewalBodyMatch? {
+        guard let raw = node.mapping(["status", "json"], expected: "a status, or a mapping with status and json") else { return nil }
+        guard let status = raw.int("status") else {
+            if !raw.contains("status") { diagnostics.error(node.path, "missing key 'status'", expected: "the answer's status, e.g. status: 401") }
+            return nil
+        }
+        guard validateRenewalStatus(status, at: node.path / "status") else { return nil }
+        guard let entries = raw.entries("json"), !entries.isEmpty else {
+            diagnostics.error(node.path / "json", "missing or empty",
+                              expected: "JSON fields the answer's body must hold, e.g. json: { status_code: 3 }")
+            return nil
+        }
+        var fields: [JSONFieldMatch] = []
+        for (name, value) in entries {
+            let path: JSONPath
+            do {
+                path = try JSONPath(parsing: name)
+            } catch {
+                diagnostics.error(node.path / "json" / name, "not a JSON path: \(error)", expected: "a path such as status_code, error.code or errors[0].code")
+                continue
+            }
+            guard let expected = Self.jsonScalar(value) else { continue }
+            fields.append(JSONFieldMatch(path: path, value: expected))
+        }
+        return RenewalBodyMatch(status: status, fields: fields)
+    }
+
+    /// A YAML scalar as the JSON value it stands for: quoted text is a string; plain text is
+    /// null, a boolean or a number where YAML reads it so, else a string.
+    private static func jsonScalar(_ node: ConfigNode) -> JSONValue? {
+        guard case .scalar(let scalar) = node.node else {
+            node.problems.wrongType(node.path, expected: "a string, number, boolean or null")
+            return nil
+        }
+        if scalar.style == .plain || scalar.style == .any {
+            if ConfigNode.isNull(node.node) { return .null }
+            if let flag = Bool.construct(from: scalar) { return .bool(flag) }
+            if let number = Int.construct(from: scalar) { return .number(Double(number)) }
+            if let number = Double.construct(from: scalar) { return .number(number) }
+        }
+        return .string(scalar.string)
     }
 
     private mutating func validateCookies(_ raw: ConfigMapping?) -> CookieRewrite {
