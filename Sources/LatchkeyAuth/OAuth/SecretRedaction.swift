@@ -30,8 +30,18 @@ struct SecretRedaction {
                 }
             }
         }
+        self.init(values: secrets)
+    }
+
+    /// Removes `values`: the secrets a recipe's step renders and the captures it holds.
+    init(values: [String]) {
         // Longest first, so that a secret containing another is removed whole.
-        self.secrets = secrets.filter { !$0.isEmpty }.sorted { $0.count > $1.count }
+        secrets = Set(values).filter { !$0.isEmpty }.sorted { $0.count > $1.count }
+    }
+
+    /// Whether `text` holds any of the secrets.
+    func reveals(_ text: String) -> Bool {
+        secrets.contains { text.contains($0) }
     }
 
     /// `text` with every secret replaced by `[redacted]`.
