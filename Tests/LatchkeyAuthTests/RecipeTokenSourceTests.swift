@@ -9,28 +9,6 @@ import Testing
 @Suite(.serialized) struct RecipeTokenSourceTests {
     private let now = Date(timeIntervalSince1970: 1_700_000_000)
 
-    /// TMDB's three calls and the logout, as its documentation describes them; `login`
-    /// answers validate_with_login (a wrong password is TMDB's 401 with status_code 30).
-    private func tmdb(login: @escaping @Sendable (ServerRequest) -> LoopbackServer.Reply = { _ in .json(200, #"{"success":true}"#) }) throws -> LoopbackServer {
-        try LoopbackServer { request in
-            let path = String(request.target.prefix { $0 != "?" })
-            guard request.target.hasSuffix("?api_key=\(TMDBRecipe.key)") else { return .json(401, #"{"status_code":7,"success":false}"#) }
-            switch (request.method, path) {
-            case ("GET", "/3/authentication/token/new"):
-                return .json(200, #"{"success":true,"expires_at":"2016-08-26 17:04:39 UTC","request_token":"rt-1"}"#)
-            case ("POST", "/3/authentication/token/validate_with_login"):
-                return login(request)
-            case ("POST", "/3/authentication/session/new"):
-                guard request.bodyText == #"{"request_token":"rt-1"}"# else { return .json(401, #"{"success":false}"#) }
-                return .json(200, #"{"success":true,"session_id":"sess-79"}"#)
-            case ("DELETE", "/3/authentication/session"):
-                return .json(200, #"{"success":true}"#)
-            default:
-                return .json(404, #"{"success":false,"status_code":34}"#)
-            }
-        }
-    }
-
     private func source(_ server: LoopbackServer, _ client: AuthHTTPClient, recipe: Recipe? = nil,
                         password: String = TMDBRecipe.password) throws -> RecipeTokenSource {
         let config = TMDBRecipe.config(recipe ?? TMDBRecipe.recipe(baseURL: server.url + "/3", expiry: .lifetime(.seconds(3600))))
@@ -43,7 +21,7 @@ import Testing
     }
 
     @Test func theRecipeMakesASessionFromItsThreeSteps() async throws {
-        let server = try tmdb()
+        let server = try TMDBRecipe.server()
         let client = try makeClient()
         defer { client.shutdown() }
         let token = try await source(server, client).acquire(.grant, refreshToken: nil, now: now)
@@ -57,7 +35,7 @@ import Testing
     }
 
     @Test func aWrongPasswordFailsAtValidateWithLoginWithoutTheSecrets() async throws {
-        let server = try tmdb { _ in
+        let server = try TMDBRecipe.server { _ in
             .json(401, #"{"status_code":30,"status_message":"Invalid username and/or password: You did not provide a valid login.","success":false}"#)
         }
         let client = try makeClient()
@@ -72,7 +50,7 @@ import Testing
     }
 
     @Test func anOverloadedServerIsTransientWithItsRetryAfter() async throws {
-        let server = try tmdb { _ in .response(503, [("Retry-After", "120"), ("Content-Type", "text/html")], body: "<h1>busy</h1>") }
+        let server = try TMDBRecipe.server { _ in .response(503, [("Retry-After", "120"), ("Content-Type", "text/html")], body: "<h1>busy</h1>") }
         let client = try makeClient()
         defer { client.shutdown() }
         let failure = await #expect(throws: AcquisitionFailure.self) {
@@ -84,7 +62,7 @@ import Testing
 
     @Test func aServerThatIsDownIsTransient() async throws {
         let port = try LoopbackServer.closedPort()
-        let server = try tmdb()
+        let server = try TMDBRecipe.server()
         let client = try makeClient()
         defer { client.shutdown() }
         let recipe = TMDBRecipe.recipe(baseURL: "http://127.0.0.1:\(port)/3")
@@ -97,7 +75,7 @@ import Testing
     }
 
     @Test func logoutRunsTheLogoutStepWithTheStoredCaptures() async throws {
-        let server = try tmdb()
+        let server = try TMDBRecipe.server()
         let client = try makeClient()
         defer { client.shutdown() }
         let token = TokenSet(accessToken: "sess-79", tokenType: nil, obtainedAt: now, captures: ["session_id": "sess-79"])
@@ -107,7 +85,7 @@ import Testing
     }
 
     @Test func aPromptIsAskedWhenTheFirstStepThatNeedsItIsAboutToRun() async throws {
-        let server = try tmdb { request in
+        let server = try TMDBRecipe.server { request in
             request.bodyText.contains(#""otp":"424242""#) ? .json(200, #"{"success":true}"#) : .json(401, #"{"success":false}"#)
         }
         let client = try makeClient()
@@ -135,7 +113,7 @@ import Testing
     }
 
     @Test func anIdentityRunsTheRecipeAndItsSecretCapturesAreMasked() async throws {
-        let server = try tmdb()
+        let server = try TMDBRecipe.server()
         let client = try makeClient()
         defer { client.shutdown() }
         var recipe = TMDBRecipe.recipe(baseURL: server.url + "/3")

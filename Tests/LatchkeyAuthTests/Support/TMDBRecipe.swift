@@ -64,4 +64,27 @@ enum TMDBRecipe {
     static func values(captures: [String: String] = [:], answers: [String: String] = [:], password: String = password) -> RecipeValues {
         RecipeValues(identity: identity, recipe: recipe(), secrets: secrets(password: password), captures: captures, answers: answers)
     }
+
+    /// TMDB's three calls and the logout, as its documentation describes them; `login`
+    /// answers validate_with_login (a wrong password is TMDB's 401 with status_code 30).
+    static func server(login: @escaping @Sendable (ServerRequest) -> LoopbackServer.Reply = { _ in .json(200, #"{"success":true}"#) },
+                       logout: LoopbackServer.Reply = .json(200, #"{"success":true}"#)) throws -> LoopbackServer {
+        try LoopbackServer { request in
+            let path = String(request.target.prefix { $0 != "?" })
+            guard request.target.hasSuffix("?api_key=\(key)") else { return .json(401, #"{"status_code":7,"success":false}"#) }
+            switch (request.method, path) {
+            case ("GET", "/3/authentication/token/new"):
+                return .json(200, #"{"success":true,"expires_at":"2016-08-26 17:04:39 UTC","request_token":"rt-1"}"#)
+            case ("POST", "/3/authentication/token/validate_with_login"):
+                return login(request)
+            case ("POST", "/3/authentication/session/new"):
+                guard request.bodyText == #"{"request_token":"rt-1"}"# else { return .json(401, #"{"success":false}"#) }
+                return .json(200, #"{"success":true,"session_id":"sess-79"}"#)
+            case ("DELETE", "/3/authentication/session"):
+                return logout
+            default:
+                return .json(404, #"{"success":false,"status_code":34}"#)
+            }
+        }
+    }
 }
