@@ -30,9 +30,12 @@ public final class TerminalInput: Sendable {
         saved = Mutex(settings)
     }
 
+    /// Whether the line comes from the terminal (else from standard input).
+    public var isTerminal: Bool { fd.rawValue != STDIN_FILENO }
+
     deinit {
         restore()
-        if fd.rawValue != STDIN_FILENO { fd.close() }
+        if isTerminal { fd.close() }
     }
 
     /// The next line, without its line break; nil when the input ends first. The echo

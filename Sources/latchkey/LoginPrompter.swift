@@ -63,10 +63,13 @@ struct LoginPrompter: Sendable {
                 // Cancelled before the continuation was there to end: end it now.
                 if Task.isCancelled { return answer(.failure(CancellationError())) }
                 Thread {
-                    answer(Result {
+                    let line = Result<String, any Error> {
                         guard let line = try input.readLine() else { throw CommandFailure("the input ended before a value for {prompts.\(prompt.name)}") }
                         return line
-                    })
+                    }
+                    // The terminal's line ends when its echo comes back; a pipe's was never shown.
+                    if !input.isTerminal { say("") }
+                    answer(line)
                 }.start()
             }
         } onCancel: {
@@ -75,7 +78,8 @@ struct LoginPrompter: Sendable {
         }
     }
 
-    /// The IdP's words with control characters (terminal escapes, line breaks) made spaces.
+    /// The IdP's words, or a prompt's text, with control characters (terminal escapes, line
+    /// breaks) made spaces.
     private static func printable(_ text: String) -> String {
         String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
     }
