@@ -53,14 +53,19 @@ import Testing
         #expect(server.requests.first?.field("X-OTP") == "424242")
     }
 
-    @Test func logoutRemovesTheResultThenRunsTheLogoutStepWithItsCaptures() async throws {
-        let server = try TMDBRecipe.server()
+    /// Logs the identity out of a store that holds a session, against `server`.
+    private func logOut(_ server: LoopbackServer, store: MemoryTokenStore) async throws -> IdentityLogout.Outcome {
         let client = try makeClient()
         defer { client.shutdown() }
-        let store = MemoryTokenStore()
         await store.save(TokenSet(accessToken: "sess-79", tokenType: nil, obtainedAt: Date(), captures: ["session_id": "sess-79"]),
                          identity: TMDBRecipe.identity)
-        let outcome = try await IdentityLogout(identity: config(server), client: client, environment: [:]).run(store: store)
+        return try await IdentityLogout(identity: config(server), client: client, environment: [:]).run(store: store)
+    }
+
+    @Test func logoutRemovesTheResultThenRunsTheLogoutStepWithItsCaptures() async throws {
+        let server = try TMDBRecipe.server()
+        let store = MemoryTokenStore()
+        let outcome = try await logOut(server, store: store)
         #expect(outcome.hadToken)
         #expect(outcome.logoutStep == "step 'logout' (DELETE \(server.url)/3/authentication/session)")
         #expect(outcome.failure == nil)
@@ -71,12 +76,8 @@ import Testing
 
     @Test func aFailingLogoutStepIsReportedAndTheLocalLogoutStands() async throws {
         let server = try TMDBRecipe.server(logout: .json(401, #"{"status_code":3,"success":false}"#))
-        let client = try makeClient()
-        defer { client.shutdown() }
         let store = MemoryTokenStore()
-        await store.save(TokenSet(accessToken: "sess-79", tokenType: nil, obtainedAt: Date(), captures: ["session_id": "sess-79"]),
-                         identity: TMDBRecipe.identity)
-        let outcome = try await IdentityLogout(identity: config(server), client: client, environment: [:]).run(store: store)
+        let outcome = try await logOut(server, store: store)
         #expect(outcome.logoutStep == nil)
         #expect(outcome.failure?.hasPrefix("step 'logout' (DELETE \(server.url)/3/authentication/session): HTTP 401, expected a 2xx status") == true)
         #expect(outcome.failure?.contains("sess-79") == false)
