@@ -10,11 +10,11 @@ import Logging
 /// marks it logged out there, in one step under the identity's refresh lock (so that no
 /// refresh in flight in a serve or a replica saves a token over the mark), then revokes
 /// them at the IdP (RFC 7009) where a revocation endpoint is known, or runs a recipe's
-/// `logout` step with the captures it removed (TMDB's `DELETE authentication/session`). A running serve takes
-/// the logout up within about a second and answers the identity's routes `login_required`; no serve logs the identity back in
-/// by itself, even with a password in the configuration, until `latchkey login`. The
-/// tokens leave the store whatever the revocation's (or the step's) outcome: the user asked
-/// to log out.
+/// `logout` step with the captures it removed (TMDB's `DELETE authentication/session`). A
+/// running serve takes the logout up within about a second and answers the identity's
+/// routes `login_required`; no serve logs the identity back in by itself, even with a
+/// password in the configuration, until `latchkey login`. The tokens leave the store
+/// whatever the revocation's (or the step's) outcome: the user asked to log out.
 public struct IdentityLogout: Sendable {
     public struct Outcome: Sendable, Equatable {
         /// Whether the store held a token.

@@ -7,7 +7,8 @@ import Foundation
 /// The secrets an OAuth request carries, cut out of what the server says back before it
 /// becomes an error message: a server may quote the refresh token or code it rejects.
 /// Every form value counts as secret unless its field is known to be public, plus the
-/// credentials of the `Authorization` field.
+/// credentials of the `Authorization` field. A recipe's failures use it too, with the
+/// values the recipe holds (`init(values:)`).
 struct SecretRedaction {
     private let secrets: [String]
 
