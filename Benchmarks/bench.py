@@ -25,7 +25,9 @@ Scenarios
           the routes alternating): requests/s, latency, CPU per request, and the median
           of the pairs' ratios oauth/static (the target: within 5%). With --callgrind,
           also both routes' instructions per request under valgrind's callgrind, the
-          figure that holds on a shared machine where CPU time and requests/s do not.
+          figure that holds on a shared machine where CPU time and requests/s do not,
+          and a third route's, `/recipe`, injecting a session recipe's capture (the
+          target: no more than the OAuth route).
   storm   Latchkey only: bursts of 1,000 requests (--storm-requests), each on its own
           connection opened beforehand, sent at once to an identity route whose token is
           valid (the baseline), has just expired, or does not exist yet (the identity's

@@ -8,8 +8,11 @@ upstream's expected `Bearer` value, so that nginx's `/auth` location checks each
   expiring   lifetime STORM_TOKEN_LIFETIME s, no clock skew, no proactive refresh: a burst
              sent once that lifetime is over meets a token that has just expired.
   fresh-N    lazy, one per round, untouched until its burst: the burst is the first use.
-Routes /static (the static credential), /oauth (valid), /expiring and /fresh-N all have the
-same shape: prefix stripped, one `Authorization: Bearer {token}` header injected.
+  session    a session recipe (`grant: recipe`): one step, POST /session, whose answer's
+             `session_id` (the same token) is captured; made at start, lifetime one day.
+Routes /static (the static credential), /oauth (valid), /recipe (session, the capture by
+name: `Bearer {session_id}`), /expiring and /fresh-N all have the same shape: prefix
+stripped, one `Authorization` header injected.
 """
 import asyncio
 import datetime
@@ -32,7 +35,10 @@ LONG_TOKEN_LIFETIME = 86400
 STORM_TOKEN_LIFETIME = 2
 # The callgrind instance's `valid` identity has a client of its own, so that the counts of
 # the measured instance's clients stay exact.
-CLIENTS = {"valid": "bench-valid", "expiring": "bench-expiring", "fresh": "bench-fresh", "callgrind": "bench-callgrind"}
+CLIENTS = {"valid": "bench-valid", "expiring": "bench-expiring", "fresh": "bench-fresh", "callgrind": "bench-callgrind",
+           "session": "bench-session", "callgrind-session": "bench-callgrind-session"}
+# The routes whose instructions per request callgrind counts.
+CALLGRIND_ROUTES = ("static", "oauth", "recipe")
 # The auth scenario's round: this many pairs of runs, --duration split among them.
 AUTH_PAIRS = 5
 CALLGRIND_REQUESTS = 2000
@@ -72,7 +78,7 @@ class OAuthScenarios:
             sys.exit(f"bench: the token endpoint answered {status} for /counts")
         return json.loads(body)
 
-    def oauth_config(self, valid_client=CLIENTS["valid"], with_fresh=True):
+    def oauth_config(self, valid_client=CLIENTS["valid"], session_client=CLIENTS["session"], with_fresh=True):
         """Latchkey's `identities:` section and the routes to append to `routes:`, one line
         each (the identities share their token endpoint through a YAML merge key)."""
         fresh = ([f"fresh-{n + 1}" for n in range(self.args.storm_rounds)]
@@ -80,8 +86,9 @@ class OAuthScenarios:
         identities = [("valid", valid_client, "acquire: eager"),
                       ("expiring", CLIENTS["expiring"], "clock_skew: 0s, refresh_ahead: 0s")]
         identities += [(name, CLIENTS["fresh"], "acquire: lazy") for name in fresh]
-        sources = [("static", "credential: bench"), ("oauth", "identity: valid"), ("expiring", "identity: expiring")]
-        sources += [(name, f"identity: {name}") for name in fresh]
+        sources = [("static", "Bearer {token}", "credential: bench"), ("oauth", "Bearer {token}", "identity: valid"),
+                   ("recipe", "Bearer {session_id}", "identity: session"), ("expiring", "Bearer {token}", "identity: expiring")]
+        sources += [(name, "Bearer {token}", f"identity: {name}") for name in fresh]
         upstream = f"http://127.0.0.1:{self.upstream_port}"
         # A store of the run's own: tokens of an earlier run must not make a fresh
         # identity's storm find a token.
@@ -92,24 +99,32 @@ class OAuthScenarios:
                 f"  client_secret: {{ file: {self.client_secret_file} }}\n"
                 f"identities:\n"
                 + "".join(f"  {name}: {{ <<: *client_credentials, client_id: {client}, {extra} }}\n"
-                          for name, client, extra in identities),
+                          for name, client, extra in identities)
+                + f"  session:\n"
+                  f"    grant: recipe\n"
+                  f"    acquire: eager\n"
+                  f"    lifetime: 1d\n"
+                  f"    steps:\n"
+                  f"      - name: session\n"
+                  f"        request: {{ method: POST, url: 'http://127.0.0.1:{self.token_port}/session', form: {{ client: {session_client} }} }}\n"
+                  f"        capture: {{ session_id: {{ json: session_id }} }}\n",
                 "".join(f"  - {{ name: {name}, path: /{name}, upstream: {upstream},\n"
-                        f"      inject: [{{ header: Authorization, value: \"Bearer {{token}}\", {source} }}] }}\n"
-                        for name, source in sources))
+                        f"      inject: [{{ header: Authorization, value: \"{template}\", {source} }}] }}\n"
+                        for name, template, source in sources))
 
     def verify_oauth(self):
         """Every identity route answers /auth (the upstream's credential check) with 200,
         which also gives the expiring identity its first token; fresh ones stay untouched."""
         port = self.targets["latchkey"]["port"]
-        for route in ("static", "oauth", "expiring"):
+        for route in ("static", "oauth", "recipe", "expiring"):
             status, body = http_get(port, f"/{route}/auth")
             if status != 200:
                 sys.exit(f"bench: latchkey /{route}/auth answered {status}: {body[:200]!r} "
                          f"(token endpoint log: {self.read_log('token-endpoint')[-500:]!r})")
         self.expiring_stale_at = time.monotonic() + STORM_TOKEN_LIFETIME + 0.2
         counts = self.token_requests()
-        if counts != {CLIENTS["valid"]: 1, CLIENTS["expiring"]: 1}:
-            sys.exit(f"bench: expected one token request for each of the valid and expiring identities, got {counts}")
+        if counts != {CLIENTS["valid"]: 1, CLIENTS["expiring"]: 1, CLIENTS["session"]: 1}:
+            sys.exit(f"bench: expected one token request for each of the valid, expiring and session identities, got {counts}")
         log("bench: the OAuth routes inject their identity's token (one token request each)")
 
     # ---- auth: static credential vs OAuth identity under wrk ------------------------------------
@@ -145,7 +160,8 @@ class OAuthScenarios:
         port = free_port()
         conf = os.path.join(self.work, "latchkey-callgrind.yaml")
         with open(conf, "w") as f:
-            f.write(self.latchkey_yaml(port, *self.oauth_config(valid_client=CLIENTS["callgrind"], with_fresh=False)))
+            f.write(self.latchkey_yaml(port, *self.oauth_config(valid_client=CLIENTS["callgrind"],
+                                                                session_client=CLIENTS["callgrind-session"], with_fresh=False)))
         out = os.path.join(self.work, "callgrind.out")
         p = self.spawn("latchkey-callgrind", ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary,
                                               "serve", "--config", conf, "--loops", "1"], PROXY_CORE)
@@ -153,7 +169,7 @@ class OAuthScenarios:
             sys.exit("bench: latchkey under callgrind did not start: " + self.read_log("latchkey-callgrind")[-2000:])
         log(f"bench: callgrind: {CALLGRIND_ROUNDS} rounds of {CALLGRIND_REQUESTS} requests per route")
         for rnd in range(CALLGRIND_ROUNDS):
-            for route in ("static", "oauth"):
+            for route in CALLGRIND_ROUTES:
                 path = f"/{route}/small.json"
                 get_many(port, path, 200)
                 subprocess.run(["callgrind_control", "--zero", str(p.pid)], check=True, capture_output=True)
@@ -298,11 +314,12 @@ class OAuthScenarios:
                     f"`valid` after its first (the token stays valid throughout): "
                     f"{self.token_requests().get(CLIENTS['valid'], 0) - 1}.", ""]
             if ("callgrind", "static") in self.results:
-                cg = {route: self.med("callgrind", route, "instructions") for route in ("static", "oauth")}
+                cg = {route: self.med("callgrind", route, "instructions") for route in CALLGRIND_ROUTES}
                 out += [f"Instructions per request under callgrind (a second Latchkey with the same routes, "
                         f"{CALLGRIND_REQUESTS:,} sequential keep-alive requests per route, median of "
                         f"{CALLGRIND_ROUNDS} rounds): static {cg['static']:,.0f}, oauth {cg['oauth']:,.0f} "
-                        f"({cg['oauth'] / cg['static'] - 1:+.1%}).", ""]
+                        f"({cg['oauth'] / cg['static'] - 1:+.1%}), recipe (the session identity's capture) "
+                        f"{cg['recipe']:,.0f} ({cg['recipe'] / cg['oauth'] - 1:+.1%} against oauth).", ""]
         if ("storm", "valid") in self.results:
             n = self.args.storm_requests
             out += [f"### Refresh storm: {n:,} concurrent requests, one connection each, to an identity route",
@@ -342,6 +359,11 @@ class OAuthScenarios:
                         f"{self.med('auth', 'static', 'rps'):,.0f}); CPU per request {self.auth_ratio('proxy_cpu_us'):.1%}"
                         f"{self.callgrind_ratio()} | "
                         f"{'met' if rps >= 0.95 else '**not met**'} |")
+        if ("callgrind", "recipe") in self.results:
+            recipe, oauth = (self.med("callgrind", route, "instructions") for route in ("recipe", "oauth"))
+            rows.append(f"| session recipe identity (valid result): instructions per request no more than the OAuth "
+                        f"identity's (callgrind; within 1%, its repeatability) | {recipe:,.0f} vs {oauth:,.0f} "
+                        f"({recipe / oauth - 1:+.1%}) | {'met' if recipe <= oauth * 1.01 else '**not met**'} |")
         if ("storm", "valid") in self.results:
             n = self.args.storm_requests
             for state in ("expired", "fresh"):

@@ -8,6 +8,8 @@ per client so that the benchmark can check how many a burst of requests caused.
 
     POST /token   grant_type=client_credentials, client authenticated with HTTP Basic
                   (RFC 6749 §2.3.1) or in the form; every client shares one secret
+    POST /session client=CLIENT_ID (a form): {"session_id": the same token}, the one step of
+                  the benchmark's session recipe (`grant: recipe`), counted under CLIENT_ID
     GET  /counts  {"CLIENT_ID": token requests answered, ...}
 
 Secrets come from files (never argv): --secret-file holds the client secret,
@@ -36,10 +38,12 @@ class TokenEndpoint(http.server.BaseHTTPRequestHandler):
     lock = threading.Lock()
 
     def do_POST(self):
-        if self.path != "/token":
-            return self.reply(404, {"error": "not_found"})
         length = int(self.headers.get("Content-Length") or 0)
         form = urllib.parse.parse_qs(self.rfile.read(length).decode(), keep_blank_values=True)
+        if self.path == "/session":
+            return self.session((form.get("client") or [""])[0])
+        if self.path != "/token":
+            return self.reply(404, {"error": "not_found"})
         client_id, secret = self.client(form)
         if client_id not in self.lifetimes or secret != self.secret:
             return self.reply(401, {"error": "invalid_client"}, {"WWW-Authenticate": 'Basic realm="token"'})
@@ -49,6 +53,13 @@ class TokenEndpoint(http.server.BaseHTTPRequestHandler):
             self.counts[client_id] = self.counts.get(client_id, 0) + 1
         self.reply(200, {"access_token": self.token, "token_type": "Bearer",
                          "expires_in": self.lifetimes[client_id]})
+
+    def session(self, client_id):
+        if client_id not in self.lifetimes:
+            return self.reply(401, {"success": False, "status_code": 30})
+        with self.lock:
+            self.counts[client_id] = self.counts.get(client_id, 0) + 1
+        self.reply(200, {"success": True, "session_id": self.token})
 
     def do_GET(self):
         if self.path != "/counts":
