@@ -24,6 +24,8 @@ enum ConfigKeys {
         "url", "ca_file", "client_cert", "client_key", "http2", "proxy",
         "connect_timeout", "first_byte_timeout", "idle_timeout",
     ]
+    /// A `renew_on` entry that looks into the answer's body: `{ status: 401, json: { status_code: 3 } }`.
+    static let renewOn = ["status", "json"]
     /// One credential to attach: exactly one of `header`, `query`, `cookie`.
     static let injection = ["header", "query", "cookie", "value", "credential", "identity"]
     static let cookies = ["domain", "map_path", "drop_secure_on_loopback"]
@@ -41,12 +43,22 @@ enum ConfigKeys {
         "client_key_file", "client_key_id", "hook", "issuer",
         "authorization_url", "redirect_port", "redirect_path", "device_authorization_url", "revocation_url",
         "check_on_start", "userinfo_url", "introspection_url",
-    ]
+    ] + recipe
 
-    /// Every key outside identities (whose keys the README's grant sections document), for
-    /// the reference config's test.
-    static let outsideIdentities = Set(
-        root + server + store + listener + inbound + session + sharedSecret + secret + route + handoff + upstream
-            + injection + cookies + limits + logging
+    /// The keys of `grant: recipe` (TheMovieDB's session), and of its mappings below.
+    static let recipe = ["base_url", "secrets", "prompts", "steps", "logout", "lifetime", "expires_in", "expires_at"]
+    static let recipeStep = ["name", "request", "expect", "capture"]
+    /// The `logout` step: nothing it captures would be kept.
+    static let recipeLogout = ["name", "request", "expect"]
+    static let recipeRequest = ["method", "url", "query", "headers", "json", "form"]
+    static let recipeExpect = ["status", "json"]
+    /// Exactly one of `json`, `header`, `cookie`.
+    static let recipeCapture = ["json", "header", "cookie", "secret"]
+
+    /// Every key outside identities (whose keys the README's grant sections document), and
+    /// those of recipes, for the reference config's test.
+    static let inReference = Set(
+        root + server + store + listener + inbound + session + sharedSecret + secret + route + renewOn + handoff + upstream
+            + injection + cookies + limits + logging + recipe + recipeStep + recipeRequest + recipeExpect + recipeCapture
     )
 }

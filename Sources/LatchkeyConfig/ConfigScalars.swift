@@ -1,10 +1,11 @@
 /// Parsers for the scalar notations the config accepts: durations and byte sizes.
 /// Public so that command-line flags can use the same notation.
 public enum ConfigScalars {
-    public static let durationExpectation = "a duration such as 500ms, 5s, 2m, 1h, 1m30s or integer seconds"
+    public static let durationExpectation = "a duration such as 500ms, 5s, 2m, 1h, 1m30s, 30d or integer seconds"
     public static let byteSizeExpectation = "a size such as 8192, 64KiB, 10MiB, 1GB"
 
-    /// "500ms", "5s", "2m", "1h", "1m30s", "1.5s", "250us", or bare integer seconds "30".
+    /// "500ms", "5s", "2m", "1h", "1m30s", "1.5s", "250us", "30d" (days of 24 hours, for
+    /// a recipe's lifetime), or bare integer seconds "30".
     public static func duration(_ text: String) -> Duration? {
         let trimmed = text.trimmingASCIIWhitespace()
         guard !trimmed.isEmpty else { return nil }
@@ -26,6 +27,7 @@ public enum ConfigScalars {
             case "s": multiplier = 1_000_000_000
             case "m": multiplier = 60_000_000_000
             case "h": multiplier = 3_600_000_000_000
+            case "d": multiplier = 86_400_000_000_000
             default: return nil
             }
             let (wholePart, overflowWhole) = whole.multipliedReportingOverflow(by: multiplier)

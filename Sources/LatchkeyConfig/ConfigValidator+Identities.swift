@@ -1,3 +1,5 @@
+import LatchkeyUpstream
+
 extension ConfigValidator {
     mutating func validateIdentities(_ raw: [(name: String, node: ConfigNode)]?, credentials: Credentials) -> Identities {
         var result = Identities()
@@ -10,7 +12,7 @@ extension ConfigValidator {
                 diagnostics.error(entryPath, "a credential has the same name", expected: "names unique across credentials and identities")
             }
             if let identity = entry.mapping(ConfigKeys.identity, expected: "a mapping with grant and token_url"),
-               let config = validateIdentity(identity, name: name) {
+               let config = validateIdentity(identity, name: name, credentials: credentials) {
                 result.configs.append(config)
             }
         }
@@ -21,9 +23,17 @@ extension ConfigValidator {
         var configs: [IdentityConfig] = []
         /// Names that exist, including those whose entry failed to decode.
         var names: Set<String> = []
+
+        /// The names of the captures a recipe identity makes, empty for other identities;
+        /// nil when the identity failed to decode (what it makes is unknown).
+        func captures(of identity: String) -> [String]? {
+            guard let config = configs.first(where: { $0.name == identity }) else { return nil }
+            guard case .recipe(let recipe) = config.grant else { return [] }
+            return recipe.captures.map(\.name)
+        }
     }
 
-    private mutating func validateIdentity(_ raw: ConfigMapping, name: String) -> IdentityConfig? {
+    private mutating func validateIdentity(_ raw: ConfigMapping, name: String, credentials: Credentials) -> IdentityConfig? {
         let path = raw.path
         guard let grantName = raw.string("grant") else {
             diagnostics.error(path, "missing key 'grant'", expected: "one of " + IdentityConfig.grantNames.joined(separator: ", "))
@@ -40,6 +50,7 @@ extension ConfigValidator {
         }
 
         let grant: IdentityConfig.Grant?
+        var recipeOptions = UpstreamOptions()
         switch grantName {
         case "static":
             grant = secret("token").map { .staticToken($0) }
@@ -76,6 +87,11 @@ extension ConfigValidator {
         case "device_code":
             used.insert("device_authorization_url")
             grant = validateDeviceCode(raw)
+        case "recipe":
+            used.formUnion(ConfigKeys.recipe)
+            let recipe = validateRecipe(raw, credentials: credentials)
+            grant = recipe.map { .recipe($0.recipe) }
+            recipeOptions = recipe?.idpOptions ?? recipeOptions
         default:
             diagnostics.error(path / "grant", "unknown grant\(ConfigSyntax.quoted(grantName))",
                               expected: "one of " + IdentityConfig.grantNames.joined(separator: ", "))
@@ -87,20 +103,24 @@ extension ConfigValidator {
             "grant_type", "params", "username", "password", "refresh_token", "token", "key_file", "service_account_file",
             "assertion_issuer", "subject", "assertion_audience", "key_id", "subject_token_file", "subject_token_type", "requested_token_type",
             "authorization_url", "redirect_port", "redirect_path", "device_authorization_url",
-        ]
+        ] + ConfigKeys.recipe
         for key in grantKeys where !used.contains(key) && raw.contains(key) {
             diagnostics.error(path / key, "not used by the \(grantName) grant", expected: "only the keys of the \(grantName) grant")
         }
 
         var config = IdentityConfig(name: name, grant: grant ?? .clientCredentials)
-        if grantName == "static" {
-            for key in ["token_url", "issuer", "client_id", "client_secret", "client_auth", "client_key_file", "client_key_id",
-                        "scope", "audience", "resource", "check_on_start", "userinfo_url", "introspection_url", "revocation_url",
-                        "keep_warm"]
-            where raw.contains(key) {
+        switch grantName {
+        case "static":
+            for key in Self.tokenEndpointKeys + ["keep_warm"] where raw.contains(key) {
                 diagnostics.error(path / key, "a static token has no token endpoint", expected: "only token (and acquire)")
             }
-        } else {
+        case "recipe":
+            config.idpOptions = recipeOptions
+            for key in Self.tokenEndpointKeys where raw.contains(key) {
+                diagnostics.error(path / key, "a recipe has no token endpoint; its steps make its credential",
+                                  expected: "only the keys of the recipe grant, and acquire, keep_warm, hook, clock_skew, refresh_ahead")
+            }
+        default:
             validateTokenEndpoint(raw, grantName: grantName, into: &config)
             config.startupCheck = validateStartupCheck(raw)
         }
@@ -175,6 +195,12 @@ extension ConfigValidator {
         return .jwtBearer(IdentityConfig.JWTBearer(
             key: key, issuer: issuer, subject: raw.string("subject"), audience: raw.string("assertion_audience"), keyID: raw.string("key_id")))
     }
+
+    /// The keys of an IdP's token endpoint and of the client that calls it.
+    private static let tokenEndpointKeys = [
+        "token_url", "issuer", "client_id", "client_secret", "client_auth", "client_key_file", "client_key_id",
+        "scope", "audience", "resource", "check_on_start", "userinfo_url", "introspection_url", "revocation_url",
+    ]
 
     /// Form fields Latchkey sets itself.
     private static let reservedFormFields: Set<String> = ["grant_type", "client_id", "client_secret", "scope", "client_assertion", "client_assertion_type"]

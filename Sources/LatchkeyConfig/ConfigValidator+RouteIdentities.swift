@@ -3,8 +3,9 @@ extension ConfigValidator {
     /// `Latchkey-Identity`, each named under `identities:`, once. Only a route that injects
     /// an identity has any to choose from. `injected` is nil when no injection named a
     /// valid identity; `wroteIdentity` says whether one tried (then its own error stands).
+    /// Each must make the recipe `captures` the route's injections name.
     mutating func validateSelectableIdentities(
-        _ raw: [ConfigNode]?, injected: String?, wroteIdentity: Bool, identities: Identities, at path: ConfigPath
+        _ raw: [ConfigNode]?, injected: String?, wroteIdentity: Bool, captures: [String], identities: Identities, at path: ConfigPath
     ) -> [String] {
         guard let raw else { return [] }
         guard injected != nil || wroteIdentity else {
@@ -23,7 +24,13 @@ extension ConfigValidator {
                 continue
             }
             firstIndex[name] = index
-            if known(name, in: identities.names, kind: "identity", section: "identities", at: path[index]) { names.append(name) }
+            guard known(name, in: identities.names, kind: "identity", section: "identities", at: path[index]) else { continue }
+            names.append(name)
+            let made = identities.captures(of: name) ?? captures
+            if let missing = captures.first(where: { !made.contains($0) }) {
+                diagnostics.error(path[index], "\(name) makes no capture '\(missing)', which this route injects",
+                                  expected: "a recipe identity that captures \(captures.joined(separator: ", "))")
+            }
         }
         return names
     }

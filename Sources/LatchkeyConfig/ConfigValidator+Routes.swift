@@ -176,7 +176,7 @@ extension ConfigValidator {
         let renewal = validateRenewal(raw)
         let selectable = validateSelectableIdentities(
             raw.list("selectable_identities"), injected: identityInjection?.name, wroteIdentity: wroteIdentity,
-            identities: identities, at: path / "selectable_identities")
+            captures: injections.compactMap(\.capture), identities: identities, at: path / "selectable_identities")
         let handoff = validateHandoff(
             raw.mapping("handoff", ConfigKeys.handoff, expected: "a mapping with the handoff endpoint's url"),
             upstream: upstream, injects: !injections.isEmpty || rawInjections?.isEmpty == false)
@@ -325,9 +325,13 @@ extension ConfigValidator {
 
         let source = validateInjectionSource(raw, credentials: credentials, identities: identities)
         var template = CredentialTemplate.token
+        // A recipe identity's template may name one of its captures (`{session_id}`) instead
+        // of its token.
+        var captures: [String] = []
+        if case .identity(let name)? = source { captures = identities.captures(of: name) ?? [] }
         if let value = raw.string("value") {
             do {
-                template = try CredentialTemplate(parsing: value)
+                template = try CredentialTemplate(parsing: value, placeholders: CredentialTemplate.tokenPlaceholders + captures)
                 let forbidden: (UInt8) -> Bool = switch target {
                 // RFC 6265 §4.1.1 cookie-octet excludes these besides controls.
                 case .cookie: { ConfigSyntax.isControl($0) || " \",;\\".utf8.contains($0) }
@@ -337,12 +341,15 @@ extension ConfigValidator {
                     diagnostics.error(path / "value", "contains characters not allowed in this field", expected: "printable text around {token}")
                 }
             } catch {
-                diagnostics.error(path / "value", "invalid template: \(error.message)", expected: "text with exactly one {token}, e.g. \"Bearer {token}\"")
+                let expected = captures.isEmpty ? "text with exactly one {token}, e.g. \"Bearer {token}\""
+                    : "text with exactly one {token} or capture of the identity: " + captures.map { "{\($0)}" }.joined(separator: ", ")
+                diagnostics.error(path / "value", "invalid template: \(error.message)", expected: expected)
                 return nil
             }
         }
         guard let target, let source else { return nil }
-        return Injection(target: target, source: source, template: template)
+        let capture = CredentialTemplate.tokenPlaceholders.contains(template.placeholder) ? nil : template.placeholder
+        return Injection(target: target, source: source, template: template, capture: capture)
     }
 
     /// Exactly one of `credential` and `identity`, naming an entry that exists.
@@ -370,31 +377,6 @@ extension ConfigValidator {
         if let suggestion = ConfigSyntax.closestMatch(to: name, in: known) { message += "; did you mean '\(suggestion)'?" }
         diagnostics.error(path, message, expected: known.isEmpty ? "a name defined under \(section):" : "one of " + known.joined(separator: ", "))
         return false
-    }
-
-    /// When a route renews its identity's token and replays the request.
-    private mutating func validateRenewal(_ raw: ConfigMapping) -> RenewalPolicy {
-        let path = raw.path
-        var renewal = RenewalPolicy()
-        if let statuses = raw.ints("renew_on") {
-            renewal.statuses = []
-            for (index, status) in statuses {
-                if (400...599).contains(status) {
-                    renewal.statuses.insert(status)
-                } else {
-                    diagnostics.error((path / "renew_on")[index], "not an error status", expected: "a status from 400 to 599, such as 401")
-                }
-            }
-        }
-        if let invalidToken = raw.bool("renew_on_invalid_token") { renewal.onInvalidTokenChallenge = invalidToken }
-        if let limit = raw.byteSize("replay_limit") {
-            if limit <= UInt64(Int32.max) {
-                renewal.replayLimit = Int(limit)
-            } else {
-                diagnostics.error(path / "replay_limit", "out of range", expected: "a size up to 2GiB")
-            }
-        }
-        return renewal
     }
 
     private mutating func validateCookies(_ raw: ConfigMapping?) -> CookieRewrite {

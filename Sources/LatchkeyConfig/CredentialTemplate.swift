@@ -3,10 +3,13 @@
 ///
 /// Syntax: literal text with exactly one placeholder, `{token}` or its synonym
 /// `{access_token}`; `{{` and `}}` stand for literal braces. Any other `{name}` is an
-/// error (later grants add placeholders of their own).
+/// error, unless the caller allows it: a recipe identity's captures (`{session_id}`).
 public struct CredentialTemplate: Sendable, Equatable, CustomStringConvertible {
     public let prefix: String
     public let suffix: String
+    /// The name in the placeholder: "token" for `{token}` and `{access_token}`, else the
+    /// other name the parser was allowed to accept (a capture's).
+    public let placeholder: String
     private let prefixBytes: [UInt8]
     private let suffixBytes: [UInt8]
 
@@ -16,18 +19,21 @@ public struct CredentialTemplate: Sendable, Equatable, CustomStringConvertible {
     /// The template "{token}": the credential's value alone.
     public static let token = CredentialTemplate()
 
-    public init(prefix: String = "", suffix: String = "") {
+    public init(prefix: String = "", suffix: String = "", placeholder: String = "token") {
         self.prefix = prefix
         self.suffix = suffix
+        self.placeholder = placeholder
         self.prefixBytes = Array(prefix.utf8)
         self.suffixBytes = Array(suffix.utf8)
     }
 
-    /// Parses template text. Errors never quote the text: a user who pastes a token where
-    /// the template belongs must not see it echoed into logs.
-    public init(parsing text: String) throws(ParseError) {
+    /// Parses template text whose placeholder is one of `placeholders` (the token's names
+    /// by default). Errors never quote the text: a user who pastes a token where the
+    /// template belongs must not see it echoed into logs.
+    public init(parsing text: String, placeholders: [String] = tokenPlaceholders) throws(ParseError) {
         var literal: [UInt8] = []
         var prefix: [UInt8]?
+        var placeholder = "token"
         var bytes = text.utf8[...]
         while let byte = bytes.first {
             bytes = bytes.dropFirst()
@@ -43,14 +49,15 @@ public struct CredentialTemplate: Sendable, Equatable, CustomStringConvertible {
                 }
                 let name = String(decoding: bytes[..<close], as: UTF8.self)
                 bytes = bytes[bytes.index(after: close)...]
-                guard Self.tokenPlaceholders.contains(name) else {
-                    if let suggestion = ConfigSyntax.closestMatch(to: name, in: Self.tokenPlaceholders) {
+                guard placeholders.contains(name) else {
+                    if let suggestion = ConfigSyntax.closestMatch(to: name, in: placeholders) {
                         throw ParseError("unknown placeholder; did you mean {\(suggestion)}?")
                     }
                     throw ParseError("unknown placeholder")
                 }
                 guard prefix == nil else { throw ParseError("more than one placeholder") }
                 prefix = literal
+                if !Self.tokenPlaceholders.contains(name) { placeholder = name }
                 literal = []
             case UInt8(ascii: "}"):
                 guard bytes.first == UInt8(ascii: "}") else { throw ParseError("unmatched '}'") }
@@ -61,7 +68,7 @@ public struct CredentialTemplate: Sendable, Equatable, CustomStringConvertible {
             }
         }
         guard let prefix else { throw ParseError("no {token} placeholder") }
-        self.init(prefix: String(decoding: prefix, as: UTF8.self), suffix: String(decoding: literal, as: UTF8.self))
+        self.init(prefix: String(decoding: prefix, as: UTF8.self), suffix: String(decoding: literal, as: UTF8.self), placeholder: placeholder)
     }
 
     /// The credential value inside its template.
@@ -85,7 +92,7 @@ public struct CredentialTemplate: Sendable, Equatable, CustomStringConvertible {
 
     /// The template text in its canonical form, e.g. "Bearer {token}".
     public var description: String {
-        Self.escape(prefix) + "{token}" + Self.escape(suffix)
+        Self.escape(prefix) + "{\(placeholder)}" + Self.escape(suffix)
     }
 
     /// The literal parts contain a byte from `forbidden`, e.g. CR/LF for a header value.
@@ -98,7 +105,7 @@ public struct CredentialTemplate: Sendable, Equatable, CustomStringConvertible {
     }
 
     public static func == (lhs: CredentialTemplate, rhs: CredentialTemplate) -> Bool {
-        lhs.prefix == rhs.prefix && lhs.suffix == rhs.suffix
+        lhs.prefix == rhs.prefix && lhs.suffix == rhs.suffix && lhs.placeholder == rhs.placeholder
     }
 
     /// Why template text was refused; the message never quotes the text.

@@ -94,6 +94,49 @@ def test_check_semantic_problems_with_lines(latchkey):
     assert not missing, f"not reported: {missing}; output:\n{out}"
 
 
+BAD_RECIPE = """\
+credentials:
+  tmdb-key: { value: k }
+identities:
+  tmdb-user:
+    grant: recipe
+    base_url: https://api.themoviedb.org/3
+    secrets:
+      password: { value: p }
+    steps:
+      - name: request_token
+        request: { url: authentication/token/new, query: { api_key: "{credentials.tmdb-key}" } }
+        capture: { request_token: { json: request_token } }
+      - name: session
+        request:
+          method: POST
+          url: authentication/session/new
+          json: { request_token: "{request_tokn}", password: "{secrets.password}" }
+        capture: { session_id: { json: session_id } }
+routes:
+  - name: tmdb
+    path: /tmdb
+    upstream: https://api.themoviedb.org/3
+    inject:
+      - { query: session_id, identity: tmdb-user, value: "{session_id}" }
+    renew_on: [{ status: 401, json: { status_code: 3 } }]
+"""
+
+
+def test_check_names_the_place_of_a_broken_recipe(latchkey):
+    good = latchkey.write("recipe.yaml", BAD_RECIPE.replace("{request_tokn}", "{request_token}"))
+    r = latchkey.run(["check", "--config", str(good)])
+    assert r.returncode == 0, r.stdout + r.stderr
+    path = latchkey.write("bad-recipe.yaml", BAD_RECIPE)
+    r = latchkey.run(["check", "--config", str(path)])
+    out = r.stdout + r.stderr
+    assert r.returncode == 1, out
+    found = problem_lines(out, path)
+    assert list(found) == [17], out
+    assert found[17] == ["identities.tmdb-user.steps[1].request.json.request_token: unknown capture 'request_tokn'; "
+                         "did you mean 'request_token'? (expected a capture of an earlier step: request_token)"], out
+
+
 def test_check_problem_format_is_one_per_line(latchkey):
     path = latchkey.write("bad.yaml", BAD)
     r = latchkey.run(["check", "--config", str(path)])

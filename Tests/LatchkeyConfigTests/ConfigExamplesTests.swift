@@ -89,7 +89,7 @@ struct ConfigExamplesTests {
     /// Every key of every mapping appears in the reference, set or commented.
     @Test func referenceMentionsEveryKey() throws {
         let text = try String(contentsOf: ConfigTestSupport.configsDirectory.appendingPathComponent("latchkey.example.yaml"), encoding: .utf8)
-        for key in ConfigKeys.outsideIdentities {
+        for key in ConfigKeys.inReference {
             #expect(text.contains("\(key):") || text.contains("{ \(key):"), "the reference does not mention \(key)")
         }
     }

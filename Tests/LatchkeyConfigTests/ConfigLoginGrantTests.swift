@@ -122,6 +122,6 @@ struct ConfigLoginGrantTests {
 
     @Test func unknownGrantListsTheLoginGrants() {
         let found = problems("  web: { grant: browser, token_url: https://idp.example/token }")
-        #expect(found.first?.expected?.hasSuffix("jwt_bearer, token_exchange, authorization_code, device_code") == true)
+        #expect(found.first?.expected?.hasSuffix("jwt_bearer, token_exchange, authorization_code, device_code, recipe") == true)
     }
 }

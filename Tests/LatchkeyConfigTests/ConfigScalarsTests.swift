@@ -11,6 +11,8 @@ struct ConfigScalarsTests {
         ("1m30s", .seconds(90)),
         ("1.5s", .milliseconds(1500)),
         ("0.25h", .seconds(900)),
+        ("30d", .seconds(30 * 86400)),
+        ("1d12h", .seconds(36 * 3600)),
         ("250us", .microseconds(250)),
         ("30", .seconds(30)),
         ("0", .zero),
