@@ -1,4 +1,6 @@
 import LatchkeyUpstream
+import Yams
+
 extension ConfigValidator {
     /// Host names every listener accepts without configuration.
     static let loopbackHostNames: Set<String> = ["localhost", "127.0.0.1", "[::1]"]

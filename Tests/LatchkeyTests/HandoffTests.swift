@@ -136,4 +136,16 @@ import Testing
         #expect(request.fields["Authorization"] == "Bearer tok")
         #expect(request.body.isEmpty)
     }
+
+    @Test func theHandoffRequestCarriesTheCaptureARouteInjects() {
+        let config = Config(listeners: [ListenerConfig(name: "main", address: .tcp(host: "127.0.0.1", port: 8080))],
+                            routes: [RouteConfig(name: "web", upstream: UpstreamConfig(url: "https://app.example"), injections: [
+                                Injection(target: .query("session_id"), source: .identity("tmdb"), template: .token, capture: "session_id"),
+                            ])])
+        let route = RouteTable(config: config).match(listener: 0, path: "/", host: nil)!
+        let token = IssuedToken(accessToken: "tok", generation: 1, captures: ["session_id": "s1"])
+        let request = HandoffCaller.request(route: route, handoff: HandoffConfig(url: "https://app.example/session"), token: token,
+                                            credentials: CredentialSnapshot(generation: 1, values: [:]))
+        #expect(request.url == "https://app.example/session?session_id=s1")
+    }
 }

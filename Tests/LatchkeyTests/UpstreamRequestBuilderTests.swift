@@ -1,3 +1,4 @@
+@testable import LatchkeyAuth
 import LatchkeyHTTP
 import LatchkeyServer
 import LatchkeyConfig
@@ -20,8 +21,8 @@ import Testing
         let target = RequestTarget(head.target)!
         let request = UpstreamRequestBuilder.build(head: head, route: route, path: target.path, query: target.query,
                                                    clientHost: head.fields["Host"], peer: .ipv4(host: "127.0.0.1", port: 5555),
-                                                   removingField: "X-Inbound", credential: { source in
-                                                       if case .credential(let name) = source { secrets[name] } else { nil }
+                                                   removingField: "X-Inbound", credential: { injection in
+                                                       if case .credential(let name) = injection.source { secrets[name] } else { nil }
                                                    })
         return (request.url, request.fields)
     }
@@ -94,5 +95,38 @@ import Testing
         #expect(out.fields["X-Forwarded-Host"] == "127.0.0.1:8080")
         #expect(out.fields["Via"] == "1.1 latchkey")
         #expect(out.fields["Authorization"] == "Bearer mine")
+    }
+
+    // MARK: captures of recipe identities
+
+    /// TMDB's route: the key, the session id the identity's recipe captured, and its token.
+    private var tmdbRoute: Route {
+        route([Injection(target: .query("api_key"), source: .credential("tok"), template: .token),
+               Injection(target: .query("session_id"), source: .identity("tmdb"), template: .token, capture: "session_id"),
+               Injection(target: .header("X-Token"), source: .identity("tmdb"), template: CredentialTemplate(prefix: "T "))])
+    }
+
+    @Test func anInjectionThatNamesACaptureAttachesItInsteadOfTheToken() {
+        let head = head(["Host": "h"], target: "/api/movie?session_id=forged&x=1")
+        let blueprint = RequestBlueprint(head: head, target: RequestTarget(head.target)!, clientHost: "h", peer: nil, inboundHeader: nil,
+                                         credentials: CredentialSnapshot(generation: 1, values: ["tok": "k"]))
+        let token = IssuedToken(accessToken: "the token", generation: 1, captures: ["session_id": "s 1", "request_token": "r"])
+        let request = blueprint.request(for: tmdbRoute, token: token, jar: nil)
+        #expect(request.url == "http://up.example:9000/base/movie?x=1&api_key=k&session_id=s%201")
+        #expect(request.fields["X-Token"] == "T the token")
+    }
+
+    @Test func aTokenWithoutACaptureTheRouteInjectsCannotBeInjected() {
+        let route = tmdbRoute
+        let bare = IssuedToken(accessToken: "t", generation: 1)
+        #expect(route.injectedCaptures == ["session_id"])
+        #expect(route.missingCapture(in: bare) == "session_id")
+        #expect(!route.canInject(bare))
+        #expect(!route.canInject(nil))
+        #expect(route.canInject(IssuedToken(accessToken: "t", generation: 1, captures: ["session_id": "s"])))
+
+        let plain = self.route([Injection(target: .header("Authorization"), source: .identity("idp"), template: .token)])
+        #expect(plain.injectedCaptures.isEmpty)
+        #expect(plain.canInject(bare))
     }
 }

@@ -51,7 +51,7 @@ struct HandoffCaller: Sendable {
             case .failure(let error):
                 return report(.failed(Self.failure(route, "the handoff endpoint could not be reached (\(error.code))")))
             }
-            if !renewed, let identity, identity.renewable, let token, route.renewal.refuses(status: response.status, fields: response.fields) {
+            if !renewed, let identity, identity.renewable, let token, route.renewal.refuses(status: response.status, fields: response.fields, body: response.body) {
                 identity.rejected(generation: token.generation, Self.withToken(of: identity, route: route, report: report) { renewedToken in
                     send(call, token: renewedToken, renewed: true)
                 })
@@ -73,7 +73,10 @@ struct HandoffCaller: Sendable {
                                   _ next: @escaping @Sendable (IssuedToken) -> Void) -> Identity.Waiter {
         { result in
             switch result {
-            case .success(let token): next(token)
+            case .success(let token):
+                guard let capture = route.missingCapture(in: token) else { return next(token) }
+                let refusal = IdentityRefusal(missingCapture: capture, identity: identity.name, route: route.name)
+                report(.failed(refusal.document, fields: refusal.fields))
             case .failure(let unavailable):
                 let refusal = IdentityRefusal(unavailable, identity: identity.name, route: route.name)
                 report(.failed(refusal.document, fields: refusal.fields))
@@ -87,10 +90,10 @@ struct HandoffCaller: Sendable {
         var fields = HTTPFields()
         let mark = handoff.url.firstIndex(of: "?")
         let query = mark.map { handoff.url[handoff.url.index(after: $0)...] }
-        let injected = UpstreamRequestBuilder.inject(route, into: &fields, query: query) { source in
-            switch source {
+        let injected = UpstreamRequestBuilder.inject(route, into: &fields, query: query) { injection in
+            switch injection.source {
             case .credential(let name): credentials[name]
-            case .identity: token?.accessToken
+            case .identity: token?.value(for: injection)
             }
         }
         var url = String(handoff.url[..<(mark ?? handoff.url.endIndex)])

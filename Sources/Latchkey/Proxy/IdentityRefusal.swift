@@ -35,4 +35,14 @@ struct IdentityRefusal: Sendable {
         }
         self.fields = fields
     }
+
+    /// The identity's token lacks a capture the route injects. Like a credential without a
+    /// value (`credential_unavailable`): the request is never sent without it.
+    init(missingCapture capture: String, identity: String, route: String) {
+        document = ErrorDocument(status: 503, error: "credential_unavailable",
+                                 message: "identity \(identity) holds no capture \(capture), which this route injects; "
+                                     + "if its recipe captures \(capture), run `latchkey login \(identity)` to make its result again",
+                                 route: route)
+        fields = HTTPFields()
+    }
 }

@@ -36,6 +36,16 @@ extension ProxyExchange {
         identity.rejected(generation: token.generation) { _ in }
     }
 
+    /// Sends the client an answer that was held while its body was read (it did not refuse
+    /// the token, or this request cannot be sent again): its head, then the held bytes.
+    /// Returns false when the client's buffer is over its high-water mark.
+    @discardableResult
+    func relay(_ held: ExchangeMachine.HeldAnswer, renewedForNextRequest: Bool) -> Bool {
+        relayHead(status: held.status, fields: held.fields, chunked: held.fields.contains("Transfer-Encoding"),
+                  renewedForNextRequest: renewedForNextRequest)
+        return held.body.withUnsafeBytes { exchange.sendBody($0) }
+    }
+
     /// Stops reading the body and asks for a token; the answer comes back on this loop.
     func wait(_ ask: (@escaping Identity.Waiter) -> Void) {
         exchange.pauseRequestBody()
@@ -48,15 +58,22 @@ extension ProxyExchange {
 
     private func tokenArrived(_ result: Result<IssuedToken, IdentityUnavailable>) {
         let token = try? result.get()
-        switch machine.tokenArrived(token != nil) {
+        switch machine.tokenArrived(route.canInject(token)) {
         case .ignore:
             return
         case .startTransfer(let start):
             startTransfer(start, token: token)
             exchange.resumeRequestBody()
         case .refuse:
-            guard case .failure(let unavailable) = result, let identity else { return }
-            let refusal = IdentityRefusal(unavailable, identity: identity.name, route: route.name)
+            guard let identity else { return }
+            let refusal: IdentityRefusal
+            switch result {
+            case .failure(let unavailable):
+                refusal = IdentityRefusal(unavailable, identity: identity.name, route: route.name)
+            case .success(let token):
+                guard let capture = route.missingCapture(in: token) else { return }
+                refusal = IdentityRefusal(missingCapture: capture, identity: identity.name, route: route.name)
+            }
             answer(refusal.document, extraFields: refusal.fields)
         }
     }

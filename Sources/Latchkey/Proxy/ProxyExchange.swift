@@ -49,9 +49,11 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
 
     /// Starts the transfer at once when the route injects no identity or its identity has a
     /// token, else once the token request in flight (single-flight per identity) answers.
+    /// A token that lacks a capture the route injects is not one it can use: the identity's
+    /// answer says so (`tokenArrived`).
     func start() {
         let current = identity?.current()
-        switch machine.start(tokenAtHand: current != nil) {
+        switch machine.start(tokenAtHand: route.canInject(current)) {
         case .startTransfer(let start): startTransfer(start, token: current)
         case .waitForToken: wait { self.identity?.demand($0) }
         }
@@ -91,23 +93,23 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     // MARK: upstream → client
 
     func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: HTTPFields) {
-        var fields = fields
         // The client's framing must be the one libcurl used to read the body (RFC 9112
         // §6.3): Transfer-Encoding wins over Content-Length, and lengths that disagree
         // or are not plain digits are a broken upstream, never forwarded as they are.
         let chunked = fields.contains("Transfer-Encoding")
         // Only checked here; the server writes the one canonical line when it frames.
         let framingValid = chunked || Self.lengthIsValid(fields)
-        let head = ExchangeMachine.Head(status: status, refusesToken: identity != nil && route.renewal.refuses(status: status, fields: fields),
-                                        framingValid: framingValid)
-        switch machine.upstreamHead(head) {
-        case .ignore:
+        let refusesToken = identity != nil && route.renewal.refuses(status: status, fields: fields)
+        var head = ExchangeMachine.Head(status: status, refusesToken: refusesToken, framingValid: framingValid)
+        if identity != nil, !refusesToken, route.renewal.judgesBody(of: status) {
+            head.judgedByBody = route.renewal
+            head.declaredLength = chunked ? nil : (try? fields.contentLength()) ?? nil
+        }
+        switch machine.upstreamHead(head, fields: fields) {
+        case .ignore, .inspectBody:
             return
         case .relay(let renewedForNextRequest):
-            if renewedForNextRequest {
-                renewForNextRequest()
-                fields.append(name: "Latchkey-Token-Renewed", value: "true")
-            }
+            relayHead(status: status, fields: fields, chunked: chunked, renewedForNextRequest: renewedForNextRequest)
         case .renewAndReplay:
             return renewAndReplay(after: transfer)
         case .rejectToken:
@@ -118,8 +120,19 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
             return handOff(after: transfer)
         case .failUpstream:
             cancel(transfer)
-            return conclude(.upstreamFailed(UpstreamError(.other, detail: "the response's Content-Length is invalid or conflicting"),
-                                            headSent: false, upstreamTime: transfer.upstreamTime))
+            conclude(.upstreamFailed(UpstreamError(.other, detail: "the response's Content-Length is invalid or conflicting"),
+                                     headSent: false, upstreamTime: transfer.upstreamTime))
+        }
+    }
+
+    /// Sends the client the upstream's head, made fit for it. `renewedForNextRequest`: the
+    /// token was refused but this request cannot be sent again; it is renewed for the
+    /// next one, and the client told so.
+    func relayHead(status: Int, fields: HTTPFields, chunked: Bool, renewedForNextRequest: Bool) {
+        var fields = fields
+        if renewedForNextRequest {
+            renewForNextRequest()
+            fields.append(name: "Latchkey-Token-Renewed", value: "true")
         }
         if chunked { fields.removeAll(named: "Content-Length") }
         fields.removeHopByHop()
@@ -149,8 +162,12 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
     }
 
     func upstreamDidReceiveBody(_ transfer: UpstreamTransfer, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard machine.forwardsResponseBody() else { return true }
-        return exchange.sendBody(bytes)
+        switch machine.responseBody(bytes) {
+        case .forward: return exchange.sendBody(bytes)
+        // A held body is bounded: the upstream may go on until it is judged or released.
+        case .hold, .drop: return true
+        case .release(let held): return relay(held, renewedForNextRequest: false)
+        }
     }
 
     func responseDrained() {
@@ -159,7 +176,18 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
 
     func upstreamDidFinish(_ transfer: UpstreamTransfer, error: UpstreamError?) {
         let action = machine.upstreamFinished(failed: error != nil)
-        guard action != .ignore else { return }
+        switch action {
+        case .ignore:
+            return
+        case .renewAndReplay:
+            return renewAndReplay(after: transfer)
+        case .rejectToken:
+            return rejectToken(transfer)
+        case .relayHeld(let held, let renewedForNextRequest):
+            relay(held, renewedForNextRequest: renewedForNextRequest)
+        case .finish, .answerFailure, .cutResponse:
+            break
+        }
         self.transfer = nil
         if let error {
             conclude(.upstreamFailed(error, headSent: action == .cutResponse, upstreamTime: transfer.upstreamTime))

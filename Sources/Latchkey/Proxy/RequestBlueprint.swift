@@ -20,10 +20,10 @@ struct RequestBlueprint {
     func request(for route: Route, token: IssuedToken?, jar: CookieJar?) -> UpstreamRequest {
         var request = UpstreamRequestBuilder.build(
             head: head, route: route, path: target.path, query: target.query, clientHost: clientHost,
-            peer: peer, removingField: inboundHeader, credential: { source in
-                switch source {
+            peer: peer, removingField: inboundHeader, credential: { injection in
+                switch injection.source {
                 case .credential(let name): credentials[name]
-                case .identity: token?.accessToken
+                case .identity: token?.value(for: injection)
                 }
             })
         request.cookieJar = jar

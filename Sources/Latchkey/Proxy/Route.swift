@@ -28,6 +28,9 @@ final class Route: Sendable {
     /// once here rather than for each request.
     let injectedQueryNames: InjectedNames
     let injectedCookieNames: InjectedNames
+    /// The identity's captures the injections name (`{session_id}`); empty on most routes,
+    /// which then never look into a token's captures.
+    let injectedCaptures: [String]
     let options: UpstreamOptions
     /// The identities whose tokens the route may inject; nil when it injects none.
     let identities: RouteIdentities?
@@ -65,6 +68,7 @@ final class Route: Sendable {
         injectedCookieNames = InjectedNames(config.injections.compactMap { injection in
             if case .cookie(let name) = injection.target { name } else { nil }
         })
+        injectedCaptures = config.injections.compactMap(\.capture)
         options = config.upstream.options
         self.identities = RouteIdentities(config, identities: identities)
         renewal = config.renewal
@@ -74,6 +78,19 @@ final class Route: Sendable {
     }
 
     var injectsCredentials: Bool { !injections.isEmpty }
+
+    /// The first capture the route injects that `token` lacks (an identity whose result was
+    /// made without it, or one that makes no captures): the request cannot be sent whole.
+    func missingCapture(in token: IssuedToken) -> String? {
+        guard !injectedCaptures.isEmpty else { return nil }
+        return injectedCaptures.first { token.captures[$0] == nil }
+    }
+
+    /// Whether `token` can be injected: there is one, with every capture the route names.
+    func canInject(_ token: IssuedToken?) -> Bool {
+        guard let token else { return false }
+        return missingCapture(in: token) == nil
+    }
 
     /// RFC 3986 path-prefix match on segment boundaries: "/api" matches "/api", "/api/x"
     /// and "/api?q", never "/apix".

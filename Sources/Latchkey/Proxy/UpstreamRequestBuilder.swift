@@ -6,8 +6,9 @@ import LatchkeyUpstream
 /// Turns a client's request into the upstream's: the route's URL, the fields a proxy must
 /// drop or set (RFC 9110 §7.6), and the route's credentials attached.
 enum UpstreamRequestBuilder {
-    /// `credentials` gives the current value of a named credential; nil when it has none
-    /// (the caller has already checked that every injection has a value).
+    /// `credential` gives the value an injection attaches (a named credential's, the
+    /// identity's token or one of its captures); nil when it has none (the caller has
+    /// already checked that every injection has a value).
     static func build(
         head: RequestHead,
         route: Route,
@@ -16,7 +17,7 @@ enum UpstreamRequestBuilder {
         clientHost: String?,
         peer: SocketAddress?,
         removingField inboundSecretHeader: String?,
-        credential: (Injection.Source) -> String?
+        credential: (Injection) -> String?
     ) -> UpstreamRequest {
         var fields = head.fields
         // One copy of the client's fields, with room for what is added below.
@@ -63,11 +64,11 @@ enum UpstreamRequestBuilder {
     /// items when an injection changed them, nil when the query stays as it was. No client
     /// value an upstream could read under an injected name is forwarded (`InjectedNames`).
     static func inject(_ route: Route, into fields: inout HTTPFields, query: Substring?,
-                       credential: (Injection.Source) -> String?) -> [String]? {
+                       credential: (Injection) -> String?) -> [String]? {
         var queryItems: [String]? = nil
         var clientCookiesRemoved = false
         for injection in route.injections {
-            guard let token = credential(injection.source) else { continue }
+            guard let token = credential(injection) else { continue }
             let value = injection.template.render(token: token)
             switch injection.target {
             case .header(let name):
