@@ -34,7 +34,8 @@ extension Config {
         throw CommandFailure("\(path) has no route \(name)" + Self.listing("its routes", routes.map(\.name)))
     }
 
-    private static func listing(_ what: String, _ names: [String]) -> String {
+    /// ` (its routes: a, b)`; nothing for no names.
+    static func listing(_ what: String, _ names: [String]) -> String {
         names.isEmpty ? "" : " (\(what): \(names.sorted().joined(separator: ", ")))"
     }
 }

@@ -7,11 +7,13 @@ import LatchkeyLoop
 import LatchkeyUpstream
 
 /// `latchkey login IDENTITY --config FILE`: gets an identity its first token with a
-/// person's help (authorization code with PKCE in a browser, or the device grant).
+/// person's help (authorization code with PKCE in a browser, or the device grant), or runs
+/// a recipe, asking for the values of its prompts.
 struct LoginCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "login",
-        abstract: "Log an identity in: in a browser (authorization_code) or with a code entered on another device (device_code).",
+        abstract: "Log an identity in: in a browser (authorization_code), with a code entered on another device (device_code), "
+            + "or by running its recipe.",
         discussion: """
             authorization_code: prints the IdP's login URL (and opens a browser where one can be \
             opened: $BROWSER, or xdg-open in a graphical session), then waits for the browser to \
@@ -19,7 +21,9 @@ struct LoginCommand: ParsableCommand {
             device_code: prints a URL and a code to enter on any device, and waits for the \
             approval. Identities whose grant needs no person (password, client_credentials, \
             custom, jwt_bearer, token_exchange) make one token request, which checks their \
-            credentials; a refresh_token identity redeems its configured refresh token. The \
+            credentials; a refresh_token identity redeems its configured refresh token. A \
+            recipe identity runs its steps; a step that uses {prompts.NAME} first asks for \
+            the value on the terminal (without echo; standard input without a terminal). The \
             token goes into the configuration's token store, where a running `latchkey serve` \
             takes it up without a restart; a login also ends a `latchkey logout`. Messages go \
             to standard error, the result to standard output; any failure exits 1.
@@ -77,7 +81,7 @@ struct LoginCommand: ParsableCommand {
         let token: TokenSet
         do {
             token = try runInterruptibly {
-                let token = try await login.run(timeout: timeout, prompt: prompter.show)
+                let token = try await login.run(timeout: timeout, prompt: prompter.show, readPrompt: prompter.read)
                 // Into the store `serve` reads: a running one takes it up without a restart.
                 do {
                     try await tokenStore.save(token, identity: name)
@@ -102,6 +106,12 @@ struct LoginCommand: ParsableCommand {
         let renewal = token.refreshToken == nil ? "no refresh token" : "a refresh token"
         if case .refreshToken = login.identity.grant {
             return "identity \(identity) redeemed its configured refresh_token: access token \(lifetime), \(renewal)"
+        }
+        if case .recipe(let recipe) = login.identity.grant {
+            // Names only: the values are secret unless configured otherwise.
+            let captures = recipe.captures.map(\.name).filter { token.captures[$0] != nil }
+            return "logged in identity \(identity): its recipe ran \(recipe.steps.count) step\(recipe.steps.count == 1 ? "" : "s") "
+                + "and holds \(captures.joined(separator: ", ")), \(token.expiresAt == nil ? "used until an upstream refuses it" : lifetime)"
         }
         if login.method == .tokenRequest {
             return "identity \(identity) uses the \(login.identity.grant.name) grant and logs in by itself: "

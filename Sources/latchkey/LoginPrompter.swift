@@ -1,10 +1,13 @@
 import Foundation
 import Latchkey
 import LatchkeyAuth
+import LatchkeyConfig
+import LatchkeySystem
+import Synchronization
 
 /// What `latchkey login` tells the person at the terminal, on standard error: where to
-/// log in and what it waits for. Opens the browser for the authorization code grant unless
-/// told not to.
+/// log in and what it waits for, or what a recipe asks them to type. Opens the browser for
+/// the authorization code grant unless told not to.
 struct LoginPrompter: Sendable {
     let identity: String
     let opensBrowser: Bool
@@ -41,7 +44,42 @@ struct LoginPrompter: Sendable {
         }
     }
 
-    /// The IdP's words with control characters (terminal escapes, line breaks) made spaces.
+    /// Asks for the value of a recipe's prompt: its text on standard error, then a line
+    /// read from the terminal without echo (standard input without a terminal), on a thread
+    /// of its own. Cancelling (Ctrl-C) ends the wait at once and turns the echo back on.
+    func read(_ prompt: RecipePrompt) async throws -> String {
+        FileHandle.standardError.write(Data("\(Self.printable(prompt.text)): ".utf8))
+        let input = try TerminalInput()
+        let reply = Mutex<CheckedContinuation<String, any Error>?>(nil)
+        let answer = { @Sendable (result: Result<String, any Error>) in
+            reply.withLock { waiting in
+                waiting?.resume(with: result)
+                waiting = nil
+            }
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                reply.withLock { $0 = continuation }
+                // Cancelled before the continuation was there to end: end it now.
+                if Task.isCancelled { return answer(.failure(CancellationError())) }
+                Thread {
+                    let line = Result<String, any Error> {
+                        guard let line = try input.readLine() else { throw CommandFailure("the input ended before a value for {prompts.\(prompt.name)}") }
+                        return line
+                    }
+                    // The terminal's line ends when its echo comes back; a pipe's was never shown.
+                    if !input.isTerminal { say("") }
+                    answer(line)
+                }.start()
+            }
+        } onCancel: {
+            input.restore()
+            answer(.failure(CancellationError()))
+        }
+    }
+
+    /// The IdP's words, or a prompt's text, with control characters (terminal escapes, line
+    /// breaks) made spaces.
     private static func printable(_ text: String) -> String {
         String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
     }

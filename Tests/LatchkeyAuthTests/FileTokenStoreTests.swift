@@ -77,6 +77,27 @@ import Glibc
         #expect(json["cipher"] as? String == "aes-256-gcm")
     }
 
+    @Test func aSealedFileHoldsNoCaptureInTheClear() async throws {
+        let result = TokenSet(accessToken: "lk-session-secret", tokenType: nil, obtainedAt: Date(timeIntervalSince1970: 1_800_000_000),
+                              captures: ["request_token": "lk-request-secret", "session_id": "lk-session-secret"])
+        let store = try store(key: try testStoreKey())
+        try await store.save(result, identity: "podio")
+        let text = String(decoding: try bytes(file), as: UTF8.self)
+        #expect(!text.contains("lk-session-secret") && !text.contains("lk-request-secret") && !text.contains("session_id"))
+        #expect(try await store.load(identity: "podio") == result)
+    }
+
+    /// An entry written before recipes (no `captures`), and an OAuth token's entry, which
+    /// keeps the bytes it always had.
+    @Test func entriesWithoutCapturesStillRead() async throws {
+        try FileManager.default.createDirectory(atPath: storePath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try write(#"{"format":"latchkey-token-v1","token":{"access_token":"old","obtained_at":1800000000}}"#, to: file)
+        #expect(try await store().load(identity: "podio") == TokenSet(accessToken: "old", tokenType: nil,
+                                                                      obtainedAt: Date(timeIntervalSince1970: 1_800_000_000)))
+        try await store().save(token, identity: "podio")
+        #expect(!String(decoding: try bytes(file), as: UTF8.self).contains("captures"))
+    }
+
     @Test func aDirectoryOthersCanReadIsRefusedAsSshWould() throws {
         try FileManager.default.createDirectory(atPath: storePath, withIntermediateDirectories: true)
         chmod(storePath, 0o755)

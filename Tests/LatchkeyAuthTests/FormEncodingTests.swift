@@ -12,6 +12,12 @@ import Testing
         #expect(FormEncoding.encode([(String, String)]()) == "")
     }
 
+    /// A value in a URL's path: a space is `%20` there, `+` a plus.
+    @Test func percentEncodesForAPath() {
+        #expect(FormEncoding.percentEncode("a b+c/d") == "a%20b%2Bc%2Fd")
+        #expect(FormEncoding.percentEncode("AZaz09*-._") == "AZaz09*-._")
+    }
+
     @Test func parsesPairsInOrderWithDuplicatesAndOddities() {
         let pairs = FormEncoding.decode("a=1&b=x+y&a=2&&c&d=&%3D=%3d%zz%4&e=%C3%A9")
         #expect(pairs.map(\.0) == ["a", "b", "a", "c", "d", "=", "e"])

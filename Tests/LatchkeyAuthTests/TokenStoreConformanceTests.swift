@@ -86,6 +86,20 @@ import Testing
         }
     }
 
+    /// A recipe's result: its captures, no token type, no refresh token.
+    static let recipeResult = TokenSet(accessToken: "sess-79", tokenType: nil, expiresAt: Date().addingTimeInterval(3600), obtainedAt: Date(),
+                                       captures: ["request_token": "rt-1", "session_id": "sess-79"])
+
+    @Test(arguments: StoreUnderTest.allCases)
+    func aRecipeResultLoadsBackWithItsCaptures(_ kind: StoreUnderTest) async throws {
+        try await withPair(kind) { first, second in
+            try await first.save(Self.recipeResult, identity: "tmdb-user")
+            expectSame(try await second.load(identity: "tmdb-user"), Self.recipeResult)
+            // A logout hands them back, for the recipe's logout step.
+            expectSame(try await first.logOut(identity: "tmdb-user"), Self.recipeResult)
+        }
+    }
+
     @Test(arguments: StoreUnderTest.allCases)
     func identitiesAreKeptApart(_ kind: StoreUnderTest) async throws {
         try await with(kind) { store in

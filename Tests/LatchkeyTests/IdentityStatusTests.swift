@@ -152,6 +152,45 @@ import Testing
                               "config_key": "identities.web.client_secret", "at": "2027-01-15T07:59:00Z"])
     }
 
+    /// TMDB's session: two captures, request_token shown (`secret: false`) and session_id not.
+    var recipe: IdentityConfig {
+        let capture = { (name: String, secret: Bool) in RecipeCapture(name: name, source: .json(try! JSONPath(parsing: name)), secret: secret) }
+        return IdentityConfig(name: "tmdb", grant: .recipe(Recipe(steps: [
+            RecipeStep(name: "token", request: RecipeRequest(method: "GET", url: try! RecipeTemplate(parsing: "https://h/t")),
+                       captures: [capture("request_token", false)]),
+            RecipeStep(name: "session", request: RecipeRequest(method: "POST", url: try! RecipeTemplate(parsing: "https://h/s")),
+                       captures: [capture("session_id", true)]),
+        ])))
+    }
+
+    @Test func aRecipeIdentityShowsTheNamesOfItsCapturesNeverTheirValues() throws {
+        let result = TokenSet(accessToken: "sess-secret-79", tokenType: nil, expiresAt: now.addingTimeInterval(3600), obtainedAt: now,
+                              captures: ["session_id": "sess-secret-79", "request_token": "rt-shown-1"])
+        let stored = IdentityStatus(recipe, stored: result, loggedOut: false, now: now)
+        #expect(stored.state == .valid)
+        #expect(stored.captures == ["request_token", "session_id"])
+        #expect(IdentityStatus(recipe, stored: nil, loggedOut: false, now: now).captures == [])
+        #expect(IdentityStatus(password, stored: token(expiresIn: 60), loggedOut: false, now: now).captures == nil)
+        let live = IdentityStatus(recipe, live: TokenLifecycle(token: result, timing: .init(), backoff: .init(), canGrant: true),
+                                  source: .store, now: now)
+        #expect(live.captures == ["request_token", "session_id"])
+
+        let report = StatusReport(identities: [stored, IdentityStatus(password, stored: nil, loggedOut: false, now: now)], routes: [])
+        #expect(report.text(now: now) == """
+            IDENTITY  GRANT     TOKEN  STATE     EXPIRES                       OBTAINED              REFRESH TOKEN  CAPTURES                   NOTE
+            tmdb      recipe    store  valid     2027-01-15T09:00:00Z (in 1h)  2027-01-15T08:00:00Z  no             request_token, session_id
+            id        password  store  no token  -                             -                     -              -                          \
+            gets one by itself when first needed
+
+            """)
+        let identities = try #require((try JSONSerialization.jsonObject(with: Data(report.json.utf8)) as? [String: Any])?["identities"] as? [[String: Any]])
+        #expect(identities.first?["captures"] as? [String] == ["request_token", "session_id"])
+        #expect(identities.last?["captures"] is NSNull)
+        for value in ["sess-secret-79", "rt-shown-1"] {
+            #expect(!report.json.contains(value) && !report.text(now: now).contains(value))
+        }
+    }
+
     @Test func aLogoutOutranksAMisconfiguration() {
         let failure = FailureRecord(message: "refused", configKey: "identities.id.scope", at: now)
         #expect(IdentityStatus(password, stored: nil, loggedOut: true, failure: failure, now: now).state == .loginRequired)

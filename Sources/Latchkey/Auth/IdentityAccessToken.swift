@@ -35,11 +35,12 @@ public struct IdentityAccessToken: Sendable {
         TokenTiming(clockSkew: timing.clockSkew + timing.refreshAhead, refreshAhead: .zero)
     }
 
-    /// Restores the stored token and answers with it, or with a renewed one.
-    public func current() async -> Result<String, IdentityUnavailable> {
+    /// Restores the stored token and answers with it, or with a renewed one: its access
+    /// token, and a recipe's captures (`latchkey token --field`).
+    public func current() async -> Result<IssuedToken, IdentityUnavailable> {
         await identity.start(eagerly: false)
         return await withCheckedContinuation { continuation in
-            identity.demand { continuation.resume(returning: $0.map(\.accessToken)) }
+            identity.demand { continuation.resume(returning: $0) }
         }
     }
 }

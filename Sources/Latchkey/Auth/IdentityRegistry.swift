@@ -17,6 +17,8 @@ public final class IdentityRegistry: Sendable {
     private let store: any TokenStore
     /// The identities whose tokens are in `store`.
     private let keeping: [Identity]
+    /// The identities whose tokens hold values logs must mask (a recipe's secret captures).
+    let holdingSecretCaptures: [Identity]
     /// Each identity's `latchkey_auth_events_total` series, by name.
     private let authMetrics: [String: AuthEventMetrics]
     private let watcher = Mutex<TokenStoreWatcher?>(nil)
@@ -56,6 +58,7 @@ public final class IdentityRegistry: Sendable {
         self.store = store
         eager = Set(config.identities.filter(\.acquireEagerly).map(\.name))
         keeping = config.identities.filter(\.keepsTokens).compactMap { identities[$0.name] }
+        holdingSecretCaptures = config.identities.filter(\.holdsSecretCaptures).compactMap { identities[$0.name] }
         credentialWatch = IdentityCredentialWatch(configs: config.identities, identities: identities)
     }
 
@@ -111,16 +114,17 @@ public final class IdentityRegistry: Sendable {
 }
 
 extension IdentityConfig {
-    /// The identity at run time: its token endpoint (a static token's own secret instead,
-    /// and always when there is no `client`), and `store` for the tokens it obtains and for
-    /// its `cookieJar` (`jar: proxy`); a static token without a jar stays in memory.
-    /// `timing` replaces the configured one.
+    /// The identity at run time: its token endpoint, or its recipe's steps (a static
+    /// token's own secret instead, and always when there is no `client`), and `store` for
+    /// the tokens it obtains and for its `cookieJar` (`jar: proxy`); a static token without
+    /// a jar stays in memory. `timing` replaces the configured one.
     func makeIdentity(
         credentials: CredentialStore, client: AuthHTTPClient?, store: any TokenStore, events: any AuthEventSink, timing: TokenTiming? = nil,
         cookieJar: CookieJar? = nil
     ) -> Identity {
         let source: any TokenSource = if let client, keepsTokens {
-            OAuthTokenSource(config: self, credentials: credentials, client: client)
+            RecipeTokenSource(config: self, credentials: credentials, client: client)
+                ?? OAuthTokenSource(config: self, credentials: credentials, client: client)
         } else {
             StaticTokenSource(identity: name, credentials: credentials)
         }

@@ -34,6 +34,7 @@ extension ProxyRuntime {
             }
 
             services.credentials.replace(with: secrets)
+            services.redaction.follow(next.identities)
             next.identities.start()
             install(next.context, settings: ConnectionSettings(loaded.limits))
             // No loop routes by the running configuration any more: what only it had can go.

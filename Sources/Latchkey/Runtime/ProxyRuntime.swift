@@ -29,7 +29,8 @@ public final class ProxyRuntime: Sendable {
     /// The configuration in force.
     public var config: Config { running.withLock { $0.config } }
 
-    /// `sink` receives the access log; nil disables it. The runtime's series are made with
+    /// `sink` receives the access log, and masks the credentials and the identities' secret
+    /// captures in every line from then on; nil disables it. The runtime's series are made with
     /// `metrics`, and `/.latchkey/metrics` renders its registry: the executable passes the
     /// factory it bootstrapped swift-metrics with, so that one endpoint shows everything.
     /// `routeIdentities` holds what `latchkey use` chose, followed while the proxy runs.
@@ -37,12 +38,15 @@ public final class ProxyRuntime: Sendable {
                 tokenStore: any TokenStore = MemoryTokenStore(), routeIdentities: RouteIdentityFile? = nil,
                 metrics: PrometheusMetricsFactory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())) throws {
         self.logger = logger
-        services = RuntimeServices(credentials: credentials, sink: sink, metrics: metrics,
-                                   handoffMarks: HandoffMarks(signer: try MessageSigner.ephemeral()), logger: logger)
+        services = RuntimeServices(credentials: credentials, sink: sink, redaction: HeldSecretsRedaction(credentials: credentials),
+                                   metrics: metrics, handoffMarks: HandoffMarks(signer: try MessageSigner.ephemeral()), logger: logger)
         sink?.countDroppedLines(in: CoreMetrics.Counter(label: "latchkey_log_lines_dropped_total", factory: metrics))
         // One HTTP client for the control plane: token requests and handoff calls.
         let client = try RuntimeServices.client(for: config, running: nil)
         let identities = try services.identities(for: config, store: tokenStore, client: client)
+        // Before any identity restores a token: its secret captures are masked from the first line.
+        services.redaction.follow(identities)
+        sink?.redact(services.redaction)
         var sockets: [ListeningSocket] = []
         for (index, listener) in config.listeners.enumerated() {
             do {

@@ -34,11 +34,14 @@ struct OpenTokenStore: Sendable {
 }
 
 /// What every configuration of one process shares: the credentials (one store, whose set a
-/// reload replaces), the access log's sink, the metrics registry, the key of the handoff
-/// marks, the status page's recent auth events and the time the process started, the logger.
+/// reload replaces), the access log's sink and what it masks, the metrics registry, the key
+/// of the handoff marks, the status page's recent auth events and the time the process
+/// started, the logger.
 struct RuntimeServices: Sendable {
     let credentials: CredentialStore
     let sink: LogSink?
+    /// The credentials and the secret captures of the identities in force.
+    let redaction: HeldSecretsRedaction
     let metrics: PrometheusMetricsFactory
     let handoffMarks: HandoffMarks
     /// Fed by every identity of every configuration (`IdentityRegistry`'s `recorder`).

@@ -7,8 +7,9 @@ import LatchkeyAuth
 import LatchkeyConfig
 
 /// One identity as `latchkey status` shows it: where its token lives, what state it is
-/// in, when it was obtained and expires, whether a refresh token is there, and the last
-/// failure of its token requests. Never a token or a refresh token.
+/// in, when it was obtained and expires, whether a refresh token is there, which captures
+/// a recipe's result holds, and the last failure of its token requests. Never a token, a
+/// refresh token or a capture's value.
 public struct IdentityStatus: Sendable, Equatable {
     /// Where the identity's token lives.
     public enum Source: String, Sendable {
@@ -53,6 +54,10 @@ public struct IdentityStatus: Sendable, Equatable {
     /// The last failed token request known (to the running serve; to the store, only a
     /// misconfiguration), until a token replaces it.
     public var lastError: FailureRecord?
+    /// A recipe identity's captures that its result holds, by name, in the order the
+    /// recipe makes them (empty without a result); nil for the other grants, and where the
+    /// result cannot be seen.
+    public var captures: [String]?
 
     public init(name: String, grant: String, source: Source, state: State, expiresAt: Date? = nil, obtainedAt: Date? = nil,
                 hasRefreshToken: Bool = false, detail: String? = nil, lastError: FailureRecord? = nil) {
@@ -65,6 +70,12 @@ public struct IdentityStatus: Sendable, Equatable {
         self.hasRefreshToken = hasRefreshToken
         self.detail = detail
         self.lastError = lastError
+    }
+
+    /// The names of the captures `token` holds, for a recipe identity.
+    static func captures(of identity: IdentityConfig, in token: TokenSet?) -> [String]? {
+        guard case .recipe(let recipe) = identity.grant else { return nil }
+        return recipe.captures.map(\.name).filter { token?.captures[$0] != nil }
     }
 }
 
@@ -83,6 +94,7 @@ extension IdentityStatus {
 
     private init(_ identity: IdentityConfig, token: TokenSet?, loggedOut: Bool, now: Date) {
         self.init(name: identity.name, grant: identity.grant.name, source: .store, state: .noToken)
+        captures = Self.captures(of: identity, in: token)
         if loggedOut {
             state = .loginRequired
             detail = "logged out with `latchkey logout`; run `latchkey login \(identity.name)`"
@@ -138,6 +150,7 @@ extension IdentityStatus {
         self.init(name: identity.name, grant: identity.grant.name, source: source, state: .noToken, lastError: lifecycle.lastFailure)
         // A seeded refresh token rides on a token without an access token: not a token yet.
         let held = lifecycle.token.flatMap { $0.accessToken.isEmpty ? nil : $0 }
+        captures = Self.captures(of: identity, in: held)
         expiresAt = held?.expiresAt
         obtainedAt = held?.obtainedAt
         hasRefreshToken = lifecycle.token?.refreshToken != nil

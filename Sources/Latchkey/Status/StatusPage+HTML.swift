@@ -64,6 +64,7 @@ extension StatusPage {
             ("Expires", status.expiresAt.map(moment) ?? "–"),
             ("Last refresh", status.obtainedAt.map(moment) ?? "–"),
         ]
+        if let captures = status.captures, !captures.isEmpty { rows.append(("Captures", escape(captures.joined(separator: ", ")))) }
         if let detail = status.detail { rows.append(("Note", escape(detail))) }
         if let error = identity.lastError {
             let key = error.configKey.map { " <code>\(escape($0))</code>" } ?? ""

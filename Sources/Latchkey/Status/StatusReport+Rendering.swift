@@ -8,18 +8,21 @@ import Foundation
 // UTC in ISO 8601; the tables add how far away they are.
 extension StatusReport {
     public func text(now: Date) -> String {
+        // The captures' column only where a recipe identity has something to show in it.
+        let showsCaptures = identities.contains { $0.captures != nil }
         var identityRows: [[String]] = []
         for identity in identities {
-            identityRows.append([
+            var row = [
                 identity.name, identity.grant, identity.source.rawValue, identity.state.words,
                 identity.expiresAt.map { Self.time($0) + " (" + Self.distance(from: now, to: $0) + ")" } ?? "-",
                 identity.obtainedAt.map(Self.time) ?? "-",
                 identity.obtainedAt == nil ? "-" : identity.hasRefreshToken ? "yes" : "no",
-                identity.detail ?? "",
-            ])
+            ]
+            if showsCaptures { row.append(identity.captures.flatMap { $0.isEmpty ? nil : $0.joined(separator: ", ") } ?? "-") }
+            identityRows.append(row + [identity.detail ?? ""])
         }
-        var text = TextTable(header: ["IDENTITY", "GRANT", "TOKEN", "STATE", "EXPIRES", "OBTAINED", "REFRESH TOKEN", "NOTE"],
-                             rows: identityRows).text
+        let header = ["IDENTITY", "GRANT", "TOKEN", "STATE", "EXPIRES", "OBTAINED", "REFRESH TOKEN"] + (showsCaptures ? ["CAPTURES"] : [])
+        var text = TextTable(header: header + ["NOTE"], rows: identityRows).text
         if identities.isEmpty { text = "no identities\n" }
         if !routes.isEmpty {
             let routeRows = routes.map { route in
@@ -75,7 +78,7 @@ extension StatusReport: Encodable {
 
 extension IdentityStatus: Encodable {
     enum CodingKeys: String, CodingKey {
-        case name, grant, source, state, expires_at, obtained_at, refresh_token, detail, last_error
+        case name, grant, source, state, expires_at, obtained_at, refresh_token, captures, detail, last_error
     }
 
     enum LastErrorKeys: String, CodingKey {
@@ -92,6 +95,7 @@ extension IdentityStatus: Encodable {
         try container.encode(expiresAt, forKey: .expires_at)
         try container.encode(obtainedAt, forKey: .obtained_at)
         try container.encode(source == .static ? nil : hasRefreshToken, forKey: .refresh_token)
+        try container.encode(captures, forKey: .captures)
         try container.encode(detail, forKey: .detail)
         guard let lastError else { return try container.encodeNil(forKey: .last_error) }
         var failure = container.nestedContainer(keyedBy: LastErrorKeys.self, forKey: .last_error)

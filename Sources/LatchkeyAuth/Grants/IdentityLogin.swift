@@ -9,7 +9,8 @@ import Logging
 /// `latchkey login IDENTITY`: gets an identity its first token with a person's help, by
 /// the authorization code grant with PKCE and a loopback redirect (RFC 8252) or by the
 /// device grant (RFC 8628). Identities whose grant needs no person make one token request
-/// instead, which checks their credentials; a seeded refresh token is redeemed.
+/// instead, which checks their credentials; a seeded refresh token is redeemed; a recipe
+/// runs, asking the person for its prompts' values.
 public struct IdentityLogin: Sendable {
     /// What the person is asked to do, and what happened meanwhile.
     public enum Prompt: Sendable {
@@ -27,12 +28,17 @@ public struct IdentityLogin: Sendable {
         /// The grant needs no person: one token request checks its credentials (or redeems
         /// the configured refresh token).
         case tokenRequest
+        /// The recipe runs, asking for the values of its prompts, if it has any, as the
+        /// steps that need them come.
+        case recipe
         /// Nothing a login can do for this identity, and why.
         case none(String)
     }
 
     public let identity: IdentityConfig
     private let source: OAuthTokenSource
+    /// Nil unless the identity is a recipe.
+    private let recipe: RecipeTokenSource?
 
     /// Resolves the identity's own secrets only: a login does not need the rest of the
     /// configuration's credentials to be there.
@@ -44,6 +50,7 @@ public struct IdentityLogin: Sendable {
         let credentials = try CredentialStore(entries: identity.secretEntries, environment: environment, sourceName: sourceName,
                                               logger: Logger(label: "latchkey.credentials"))
         source = OAuthTokenSource(config: identity, credentials: credentials, client: client)
+        recipe = RecipeTokenSource(config: identity, credentials: credentials, client: client)
     }
 
     public var method: Method {
@@ -53,14 +60,18 @@ public struct IdentityLogin: Sendable {
         case .staticToken:
             .none("identity \(identity.name) uses a static token from its configuration; there is nothing to log in to")
         case .password, .clientCredentials, .custom, .jwtBearer, .tokenExchange, .refreshToken: .tokenRequest
-        case .recipe: .tokenRequest  // TODO(issue 12): run the recipe, with its prompts
+        case .recipe: .recipe
         }
     }
 
     /// Runs the login and returns the token it obtained. `timeout` bounds the wait for the
-    /// browser's redirect; a device code ends at its own `expires_in`.
-    public func run(timeout: Duration, prompt: @escaping @Sendable (Prompt) -> Void) async throws(LoginError) -> TokenSet {
+    /// browser's redirect; a device code ends at its own `expires_in`. `readPrompt` asks the
+    /// person for a recipe's prompt values; without it, a recipe that has prompts fails.
+    public func run(
+        timeout: Duration, prompt: @escaping @Sendable (Prompt) -> Void, readPrompt: RecipePromptReader? = nil
+    ) async throws(LoginError) -> TokenSet {
         do {
+            if let recipe { return try await recipe.run(readPrompt: readPrompt, now: Date()) }
             switch identity.grant {
             case .authorizationCode(let login):
                 return try await logInWithBrowser(login, timeout: timeout, prompt: prompt)
@@ -76,7 +87,7 @@ public struct IdentityLogin: Sendable {
             // Ctrl-C during a request to the IdP fails that request first.
             if Task.isCancelled { throw .cancelled }
             switch error {
-            case let failure as AcquisitionFailure: throw .failed(failure.message)
+            case let failure as AcquisitionFailure: throw .failed(failure.misconfiguration?.description ?? failure.message)
             case let error as LoginError: throw error
             default: throw .failed("\(error)")
             }

@@ -280,6 +280,17 @@ public final class Identity: Sendable {
     /// The lifecycle as it is now, for status reports.
     public var snapshot: TokenLifecycle { state.withLock { $0.lifecycle } }
 
+    /// Counts the tokens the identity has held: when it has not moved, `heldSecrets` has not
+    /// changed either. One lock round trip, for log redaction, which asks at every line.
+    public var tokenGeneration: UInt64 { state.withLock { $0.lifecycle.generation } }
+
+    /// The values of the token held now that logs must mask (`TokenSource.secretValues`:
+    /// a recipe's secret captures), with the token's generation.
+    public var heldSecrets: (generation: UInt64, values: [String]) {
+        let (generation, token) = state.withLock { ($0.lifecycle.generation, $0.lifecycle.token) }
+        return (generation, token.map(source.secretValues) ?? [])
+    }
+
     /// The configuration no longer runs this identity as it is (a reload removed or changed
     /// it): the refresh timer ends, and the requests waiting for a token, and any that ask
     /// later, get `reason`. A token request in flight finishes and is stored, for the

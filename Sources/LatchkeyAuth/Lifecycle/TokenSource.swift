@@ -16,11 +16,18 @@ public protocol TokenSource: Sendable {
     /// Asks the server whether it still accepts a token restored at start (as Auth0's SDKs
     /// check a stored token before using it); nil when the identity is not set to check.
     func check(_ token: TokenSet, now: Date) async throws(AcquisitionFailure) -> TokenValidity?
+    /// The values of `token` that log lines must mask like credentials (a recipe's secret
+    /// captures, which routes inject where a log could show them).
+    func secretValues(of token: TokenSet) -> [String]
 }
 
 extension TokenSource {
     /// Most sources trust a restored token until an upstream refuses it.
     public func check(_ token: TokenSet, now: Date) async throws(AcquisitionFailure) -> TokenValidity? { nil }
+
+    /// None by default: no log line is written with a token in it, and the credentials are
+    /// masked already.
+    public func secretValues(of token: TokenSet) -> [String] { [] }
 }
 
 /// Keeps tokens across restarts: `FileTokenStore` by default, `MemoryTokenStore` for runs

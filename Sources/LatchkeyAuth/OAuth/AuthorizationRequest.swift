@@ -34,9 +34,7 @@ public struct AuthorizationRequest: Sendable {
         if let scope { parameters.append(("scope", scope)) }
         parameters += [("state", state), ("code_challenge", codeChallenge), ("code_challenge_method", PKCE.challengeMethod)]
         parameters += extraParameters
-        let separator = !authorizationEndpoint.contains("?") ? "?"
-            : authorizationEndpoint.hasSuffix("?") || authorizationEndpoint.hasSuffix("&") ? "" : "&"
-        return authorizationEndpoint + separator + FormEncoding.encode(parameters)
+        return FormEncoding.appending(parameters, toQueryOf: authorizationEndpoint)
     }
 
     /// The code from the redirect back to `redirectURI` (a request target such as

@@ -9,13 +9,30 @@ public enum FormEncoding {
         pairs.map { encode($0.0) + "=" + encode($0.1) }.joined(separator: "&")
     }
 
+    /// `url` with `pairs` added to its query, after any it has; no `?` for no pairs.
+    public static func appending(_ pairs: [(String, String)], toQueryOf url: String) -> String {
+        guard !pairs.isEmpty else { return url }
+        let separator = !url.contains("?") ? "?" : url.hasSuffix("?") || url.hasSuffix("&") ? "" : "&"
+        return url + separator + encode(pairs)
+    }
+
     /// One name or value, serialized as above.
     public static func encode(_ text: String) -> String {
+        encode(text, spaceAsPlus: true)
+    }
+
+    /// `text` with the same bytes kept, and a space as `%20`: for a value put into a URL's
+    /// path, where `+` is a plus (RFC 3986 §2.1).
+    public static func percentEncode(_ text: String) -> String {
+        encode(text, spaceAsPlus: false)
+    }
+
+    private static func encode(_ text: String, spaceAsPlus: Bool) -> String {
         var out = String.UnicodeScalarView()
         for byte in text.utf8 {
             if isKept(byte) {
                 out.append(Unicode.Scalar(byte))
-            } else if byte == UInt8(ascii: " ") {
+            } else if byte == UInt8(ascii: " "), spaceAsPlus {
                 out.append("+")
             } else {
                 out.append("%")

@@ -7,7 +7,8 @@ import Foundation
 /// The secrets an OAuth request carries, cut out of what the server says back before it
 /// becomes an error message: a server may quote the refresh token or code it rejects.
 /// Every form value counts as secret unless its field is known to be public, plus the
-/// credentials of the `Authorization` field.
+/// credentials of the `Authorization` field. A recipe's failures use it too, with the
+/// values the recipe holds (`init(values:)`).
 struct SecretRedaction {
     private let secrets: [String]
 
@@ -30,8 +31,18 @@ struct SecretRedaction {
                 }
             }
         }
+        self.init(values: secrets)
+    }
+
+    /// Removes `values`: the secrets a recipe's step renders and the captures it holds.
+    init(values: [String]) {
         // Longest first, so that a secret containing another is removed whole.
-        self.secrets = secrets.filter { !$0.isEmpty }.sorted { $0.count > $1.count }
+        secrets = Set(values).filter { !$0.isEmpty }.sorted { $0.count > $1.count }
+    }
+
+    /// Whether `text` holds any of the secrets.
+    func reveals(_ text: String) -> Bool {
+        secrets.contains { text.contains($0) }
     }
 
     /// `text` with every secret replaced by `[redacted]`.

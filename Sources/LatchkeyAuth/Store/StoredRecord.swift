@@ -85,10 +85,10 @@ extension FailureRecord: Codable {
 }
 
 /// A token in the store, with snake_case keys like the OAuth answer it came from (RFC 6749
-/// §5.1) and times as Unix seconds.
+/// §5.1) and times as Unix seconds; a recipe's result with its `captures` beside.
 extension TokenSet: Codable {
     enum CodingKeys: String, CodingKey {
-        case access_token, token_type, refresh_token, expires_at, scope, id_token, obtained_at
+        case access_token, token_type, refresh_token, expires_at, scope, id_token, obtained_at, captures
     }
 
     public init(from decoder: any Decoder) throws {
@@ -100,7 +100,9 @@ extension TokenSet: Codable {
             expiresAt: try container.decodeIfPresent(Double.self, forKey: .expires_at).map(Date.init(timeIntervalSince1970:)),
             scope: try container.decodeIfPresent(String.self, forKey: .scope),
             idToken: try container.decodeIfPresent(String.self, forKey: .id_token),
-            obtainedAt: Date(timeIntervalSince1970: try container.decode(Double.self, forKey: .obtained_at))
+            obtainedAt: Date(timeIntervalSince1970: try container.decode(Double.self, forKey: .obtained_at)),
+            // Absent from OAuth tokens, and from every entry written before recipes.
+            captures: try container.decodeIfPresent([String: String].self, forKey: .captures) ?? [:]
         )
     }
 
@@ -113,5 +115,7 @@ extension TokenSet: Codable {
         try container.encodeIfPresent(scope, forKey: .scope)
         try container.encodeIfPresent(idToken, forKey: .id_token)
         try container.encode(obtainedAt.timeIntervalSince1970, forKey: .obtained_at)
+        // Only for a recipe: an OAuth token's entry keeps the bytes it always had.
+        if !captures.isEmpty { try container.encode(captures, forKey: .captures) }
     }
 }
