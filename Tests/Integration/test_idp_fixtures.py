@@ -353,7 +353,8 @@ def test_tmdb_request_token_session_and_account(tmdb):
                                "sessions_created": 1}
     assert [sorted(c.raw_query.split("&")) for c in tmdb.calls("account")] == [
         [f"api_key={tmdb.api_key}", f"session_id={session}"]]
-    assert tmdb.calls("session_new")[0].json() == {"request_token": tmdb.calls("validate_with_login")[0].json()["request_token"]}
+    validated = tmdb.calls("validate_with_login")[0].json()["request_token"]
+    assert tmdb.calls("session_new")[0].json() == {"request_token": validated}
 
 
 def test_tmdb_refuses_a_wrong_login_an_unknown_or_spent_token_and_a_wrong_key(tmdb):
@@ -365,7 +366,8 @@ def test_tmdb_refuses_a_wrong_login_an_unknown_or_spent_token_and_a_wrong_key(tm
     tmdb_error(tmdb_call(tmdb, "POST", "authentication/token/validate_with_login", unknown), 401, 33)
     # Not validated: no session; validated: one session, once.
     tmdb_error(tmdb_call(tmdb, "POST", "authentication/session/new", {"request_token": token}), 401, 17)
-    assert tmdb_call(tmdb, "POST", "authentication/token/validate_with_login", {**wrong, "password": tmdb.password}).status == 200
+    right = {**wrong, "password": tmdb.password}
+    assert tmdb_call(tmdb, "POST", "authentication/token/validate_with_login", right).status == 200
     assert tmdb_call(tmdb, "POST", "authentication/session/new", {"request_token": token}).status == 200
     tmdb_error(tmdb_call(tmdb, "POST", "authentication/session/new", {"request_token": token}), 401, 33)
     # An expired request token.

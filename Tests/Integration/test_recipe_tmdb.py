@@ -179,7 +179,8 @@ def test_a_refused_api_key_is_passed_through_without_a_new_session(latchkey, tmd
     tmdb.revoke_api_key()
     r = proxy.get("/tmdb/account")
     assert r.status == 401, r
-    assert r.json() == {"success": False, "status_code": 7, "status_message": "Invalid API key: You must be granted a valid key."}
+    assert r.json() == {"success": False, "status_code": 7,
+                        "status_message": "Invalid API key: You must be granted a valid key."}
     assert endpoints(tmdb) == RECIPE + ["account", "account"], "a new session cannot mend an API key"
     assert tmdb.sessions_created == 1
 
