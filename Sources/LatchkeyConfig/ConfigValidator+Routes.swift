@@ -179,6 +179,15 @@ extension ConfigValidator {
         let selectable = validateSelectableIdentities(
             raw.list("selectable_identities"), injected: identityInjection?.name, wroteIdentity: wroteIdentity,
             captures: injections.compactMap(\.capture), identities: identities, at: path / "selectable_identities")
+        // A capture that is the token of every identity the route may inject (TMDB's
+        // `{session_id}`) is the token itself: injected as such, it costs a request no
+        // lookup into the captures.
+        let injectable = (identityInjection.map { [$0.name] } ?? []) + selectable
+        for index in injections.indices {
+            guard let capture = injections[index].capture,
+                  injectable.allSatisfy({ identities.captures(of: $0)?.last == capture }) else { continue }
+            injections[index].capture = nil
+        }
         let handoff = validateHandoff(
             raw.mapping("handoff", ConfigKeys.handoff, expected: "a mapping with the handoff endpoint's url"),
             upstream: upstream, injects: !injections.isEmpty || rawInjections?.isEmpty == false)

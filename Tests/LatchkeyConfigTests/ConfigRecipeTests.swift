@@ -136,7 +136,8 @@ struct ConfigRecipeTests {
             "identity:tmdb-user:secret:username", "identity:tmdb-user:secret:password", "identity:tmdb-user:credential:tmdb-key",
         ])
         let injections = try #require(config.routes.first?.injections)
-        #expect(injections.map(\.capture) == [nil, "session_id", nil])
+        // session_id, the recipe's last capture, is its token: injected as the token.
+        #expect(injections.map(\.capture) == [nil, nil, nil])
         #expect(injections[1].template == CredentialTemplate(placeholder: "session_id"))
         #expect(injections[2].template.prefix == "Session ")
     }
