@@ -20,7 +20,8 @@ import pytest
 
 from browser import Browser
 from emulations.basecamp import BasecampEmulation
-from idp_support import auth0, idp, idp_template, make_auth0, make_idp, make_podio, podio  # noqa: F401 (fixtures)
+from idp_support import (auth0, idp, idp_template, make_auth0, make_idp, make_podio, make_tmdb, podio,  # noqa: F401 (fixtures)
+                         tmdb)
 from stub_upstream import StubUpstream
 from support import REPO, Launcher
 

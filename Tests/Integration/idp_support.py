@@ -4,6 +4,8 @@
                                              (idp/), in its own process
   podio / make_podio(access_token_seconds=3600)  emulations/podio.py, in this process
   auth0 / make_auth0(access_token_seconds=3600)  emulations/auth0.py, in this process
+  tmdb / make_tmdb(request_token_seconds=3600)   emulations/tmdb.py (TheMovieDB v3's sessions), in
+                                             this process
 
 Each listens on an ephemeral loopback port and stops at the end of the test. fetch() is a
 small HTTP client for talking to them directly (it never raises for a status)."""
@@ -28,6 +30,7 @@ import pytest
 
 from emulations.auth0 import Auth0Emulation
 from emulations.podio import PodioEmulation
+from emulations.tmdb import TMDBEmulation
 from idp import accounts
 from support import START_TIMEOUT, STOP_TIMEOUT, StartError, wait_until
 
@@ -327,3 +330,23 @@ def make_auth0():
 @pytest.fixture
 def auth0(make_auth0) -> Auth0Emulation:
     return make_auth0()
+
+
+@pytest.fixture
+def make_tmdb():
+    """Starts TheMovieDB emulations: make_tmdb(request_token_seconds=3600) -> TMDBEmulation."""
+    started = []
+
+    def make(request_token_seconds: int = 3600) -> TMDBEmulation:
+        server = TMDBEmulation(request_token_seconds)
+        started.append(server)
+        return server
+
+    yield make
+    for server in started:
+        server.close()
+
+
+@pytest.fixture
+def tmdb(make_tmdb) -> TMDBEmulation:
+    return make_tmdb()

@@ -1,10 +1,11 @@
 """The identity providers the OAuth2 tests run latchkey against, checked directly (no
-latchkey): django-oauth-toolkit (idp), the Podio and the Auth0 emulations."""
+latchkey): django-oauth-toolkit (idp), the Podio, Auth0 and TheMovieDB emulations."""
 
 import base64
 import hashlib
 import json
 import secrets
+import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 
@@ -312,3 +313,115 @@ def test_auth0_no_refresh_token_without_offline_access_and_wrong_password(auth0)
     r = fetch(auth0.url + "/oauth/token", form={"grant_type": "password", "username": auth0.username,
                                                 "password": "wrong", "client_id": auth0.native_client_id})
     assert r.status == 403 and r.json()["error"] == "invalid_grant"
+
+
+# ----- TheMovieDB -------------------------------------------------------------------------------
+
+def tmdb_call(tmdb, method: str, path: str, body=None, **query):
+    query.setdefault("api_key", tmdb.api_key)
+    return fetch(f"{tmdb.base_url}/{path}?{urllib.parse.urlencode(query)}", method=method, json_body=body)
+
+
+def tmdb_session(tmdb) -> str:
+    """TMDB's three calls, as its documentation writes them."""
+    token = tmdb_call(tmdb, "GET", "authentication/token/new").json()["request_token"]
+    login = {"username": tmdb.username, "password": tmdb.password, "request_token": token}
+    assert tmdb_call(tmdb, "POST", "authentication/token/validate_with_login", login).json()["success"] is True
+    r = tmdb_call(tmdb, "POST", "authentication/session/new", {"request_token": token})
+    assert r.status == 200 and r.json()["success"] is True, r.text
+    return r.json()["session_id"]
+
+
+def tmdb_error(reply, status: int, code: int) -> None:
+    assert reply.status == status and reply.json()["status_code"] == code and reply.json()["success"] is False, \
+        (reply.status, reply.text)
+
+
+def test_tmdb_request_token_session_and_account(tmdb):
+    r = tmdb_call(tmdb, "GET", "authentication/token/new")
+    assert r.status == 200 and r.headers["content-type"].startswith("application/json")
+    doc = r.json()
+    assert doc["success"] is True and len(doc["request_token"]) == 40
+    expires = time.mktime(time.strptime(doc["expires_at"], "%Y-%m-%d %H:%M:%S UTC")) - time.timezone
+    assert 3590 < expires - time.time() <= 3600
+
+    session = tmdb_session(tmdb)
+    account = tmdb_call(tmdb, "GET", "account", session_id=session).json()
+    assert (account["id"], account["username"]) == (tmdb.account_id, tmdb.username)
+    assert tmdb.sessions_created == 1 and tmdb.live_sessions() == [session]
+    assert tmdb.counters() == {"token_new": 2, "validate_with_login": 1, "session_new": 1, "account": 1,
+                               "sessions_created": 1}
+    assert [sorted(c.raw_query.split("&")) for c in tmdb.calls("account")] == [
+        [f"api_key={tmdb.api_key}", f"session_id={session}"]]
+    validated = tmdb.calls("validate_with_login")[0].json()["request_token"]
+    assert tmdb.calls("session_new")[0].json() == {"request_token": validated}
+
+
+def test_tmdb_refuses_a_wrong_login_an_unknown_or_spent_token_and_a_wrong_key(tmdb):
+    token = tmdb_call(tmdb, "GET", "authentication/token/new").json()["request_token"]
+    wrong = {"username": tmdb.username, "password": "wrong", "request_token": token}
+    tmdb_error(tmdb_call(tmdb, "POST", "authentication/token/validate_with_login", wrong), 401, 30)
+    tmdb_error(tmdb_call(tmdb, "POST", "authentication/token/validate_with_login", {"request_token": token}), 400, 26)
+    unknown = {"username": tmdb.username, "password": tmdb.password, "request_token": "0" * 40}
+    tmdb_error(tmdb_call(tmdb, "POST", "authentication/token/validate_with_login", unknown), 401, 33)
+    # Not validated: no session; validated: one session, once.
+    tmdb_error(tmdb_call(tmdb, "POST", "authentication/session/new", {"request_token": token}), 401, 17)
+    right = {**wrong, "password": tmdb.password}
+    assert tmdb_call(tmdb, "POST", "authentication/token/validate_with_login", right).status == 200
+    assert tmdb_call(tmdb, "POST", "authentication/session/new", {"request_token": token}).status == 200
+    tmdb_error(tmdb_call(tmdb, "POST", "authentication/session/new", {"request_token": token}), 401, 33)
+    # An expired request token.
+    late = tmdb_call(tmdb, "GET", "authentication/token/new").json()["request_token"]
+    tmdb.expire_request_tokens()
+    tmdb_error(tmdb_call(tmdb, "POST", "authentication/token/validate_with_login", {**unknown, "request_token": late}),
+               401, 33)
+    # The key: missing or wrong, then revoked.
+    tmdb_error(tmdb_call(tmdb, "GET", "authentication/token/new", api_key="nope"), 401, 7)
+    tmdb_error(fetch(f"{tmdb.base_url}/authentication/token/new"), 401, 7)
+    tmdb.revoke_api_key()
+    tmdb_error(tmdb_call(tmdb, "GET", "authentication/token/new"), 401, 7)
+    tmdb_error(tmdb_call(tmdb, "GET", "movie/550"), 401, 7)
+    assert tmdb.sessions_created == 1
+
+
+def test_tmdb_sessions_invalidated_or_deleted_get_status_code_3(tmdb):
+    first, second = tmdb_session(tmdb), tmdb_session(tmdb)
+    tmdb_error(tmdb_call(tmdb, "GET", "account"), 401, 3)
+    tmdb_error(tmdb_call(tmdb, "GET", f"account/{tmdb.account_id + 1}/favorite/movies", session_id=first), 401, 3)
+    assert tmdb.invalidate_session(first) == 1
+    tmdb_error(tmdb_call(tmdb, "GET", "account", session_id=first), 401, 3)
+    assert tmdb_call(tmdb, "GET", "account", session_id=second).status == 200
+    assert tmdb_call(tmdb, "DELETE", "authentication/session", {"session_id": second}).json() == {"success": True}
+    tmdb_error(tmdb_call(tmdb, "GET", "account", session_id=second), 401, 3)
+    tmdb_error(tmdb_call(tmdb, "DELETE", "authentication/session", {"session_id": second}), 404, 6)
+    assert tmdb.deleted_sessions() == [second] and tmdb.live_sessions() == []
+    tmdb_error(tmdb_call(tmdb, "GET", "movie/550"), 404, 34)
+
+
+def test_tmdb_favorites_are_recorded(tmdb):
+    session = tmdb_session(tmdb)
+    path = f"account/{tmdb.account_id}/favorite"
+    add = {"media_type": "movie", "media_id": 550, "favorite": True}
+    r = tmdb_call(tmdb, "POST", path, add, session_id=session)
+    assert r.status == 201 and r.json()["status_code"] == 1, r.text
+    assert tmdb_call(tmdb, "POST", path, add, session_id=session).json()["status_code"] == 12
+    movies = tmdb_call(tmdb, "GET", f"{path}/movies", session_id=session).json()
+    assert movies["results"] == [{"id": 550, "title": "Movie 550"}] and movies["total_results"] == 1
+    assert tmdb_call(tmdb, "POST", path, {**add, "favorite": False}, session_id=session).json()["status_code"] == 13
+    tmdb_error(tmdb_call(tmdb, "POST", path, {"media_id": "550"}, session_id=session), 422, 5)
+    assert tmdb.favorites() == []
+    assert [c.json() for c in tmdb.calls("favorite")][:2] == [add, add]
+
+
+def test_tmdb_html_answers_slow_answers_and_concurrent_calls(tmdb):
+    tmdb.answer_html("session_new", 503)
+    r = tmdb_call(tmdb, "POST", "authentication/session/new", {"request_token": "x"})
+    assert r.status == 503 and r.headers["content-type"].startswith("text/html") and b"<html>" in r.body
+    tmdb.answer_html("session_new", None)
+    session = tmdb_session(tmdb)
+    tmdb.slow("account", 0.5)
+    started = time.monotonic()
+    with ThreadPoolExecutor(50) as pool:
+        statuses = list(pool.map(lambda _: tmdb_call(tmdb, "GET", "account", session_id=session).status, range(50)))
+    assert statuses == [200] * 50 and time.monotonic() - started < 5
+    assert tmdb.counters()["account"] == 50

@@ -23,6 +23,7 @@ class Request:
     query: dict
     headers: dict  # lower-cased names
     body: bytes
+    raw_query: str = ""  # as it came, with repeated names and their order
 
     @property
     def params(self) -> dict:
@@ -105,7 +106,7 @@ class EmulatedServer:
                 request = Request(method=self.command, path=split.path,
                                   query=dict(urllib.parse.parse_qsl(split.query, keep_blank_values=True)),
                                   headers={k.lower(): v for k, v in self.headers.items()},
-                                  body=self._body())
+                                  body=self._body(), raw_query=split.query)
                 reply = owner.handle(request)
                 body = reply.body
                 if isinstance(body, (dict, list)):
