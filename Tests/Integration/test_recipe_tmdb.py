@@ -12,11 +12,12 @@ import copy
 import json
 import os
 import stat
+import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 from emulations.tmdb import query_values
-from support import wait_until
+from support import latchkey_environment, wait_until
 from test_login import login_config_file
 from test_schemes import example
 
@@ -334,4 +335,32 @@ def test_logout_deletes_the_session_at_tmdb_and_a_login_makes_a_new_one(latchkey
     assert r, proxy.log_tail()
     assert session_of(tmdb.calls("account")[-1]) == second != first
     assert tmdb.sessions_created == 2
+    assert_no_secret(tmdb, login.stdout + login.stderr, proxy.log())
+
+
+def test_a_one_time_code_is_asked_by_login_and_the_running_serve_takes_up_the_session(latchkey, tmdb):
+    """A recipe with `{prompts.otp}` runs only in `latchkey login`, which reads the code from
+    standard input when there is no terminal (the child has no controlling terminal here); until
+    then requests get 401 login_required and nothing is sent to TMDB."""
+    cfg = tmdb_config(tmdb, prompts={"otp": "One-time code from your authenticator app"})
+    cfg["identities"]["tmdb-user"]["steps"][1]["request"]["json"]["otp"] = "{prompts.otp}"
+    proxy = serve(latchkey, tmdb, copy.deepcopy(cfg))
+    r = proxy.get("/tmdb/account")
+    assert r.status == 401 and r.json()["error"] == "login_required", r
+    assert endpoints(tmdb) == []
+
+    code = "424242"
+    login = subprocess.run([str(latchkey.binary), "login", "tmdb-user", "--config", config_file(latchkey, tmdb, cfg)],
+                           input=code + "\n", capture_output=True, text=True, timeout=60, start_new_session=True,
+                           env=latchkey_environment(latchkey.workdir, tmdb_env(tmdb)), cwd=latchkey.workdir)
+    assert login.returncode == 0, login.stderr
+    assert "One-time code from your authenticator app" in login.stderr
+    assert code not in login.stdout + login.stderr
+    (validate,) = tmdb.calls("validate_with_login")
+    assert validate.json()["otp"] == code
+    assert tmdb.sessions_created == 1
+
+    r = wait_until(lambda: (reply := proxy.get("/tmdb/account")).status == 200 and reply, timeout=10)
+    assert r, proxy.log_tail()
+    assert tmdb.sessions_created == 1, "the running serve took up the session login made"
     assert_no_secret(tmdb, login.stdout + login.stderr, proxy.log())
