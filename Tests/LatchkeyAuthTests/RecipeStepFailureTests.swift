@@ -16,6 +16,14 @@ import Testing
 
     private let validate = "POST https://api.themoviedb.org/3/authentication/token/validate_with_login"
 
+    /// A step is named by its URL as configured: a secret rendered into the path would be
+    /// percent-encoded, past the masking of its plain value.
+    @Test func aStepIsShownWithItsPlaceholdersAsWritten() {
+        let step = RecipeStep(name: "user", request: RecipeRequest(method: "DELETE", url: TMDBRecipe.template("users/{secrets.username}/sessions?key={credentials.tmdb-key}")))
+        #expect(step.shownRequest(baseURL: "https://api.example.com/v1") == "DELETE https://api.example.com/v1/users/{secrets.username}/sessions")
+        #expect(steps[1].shownRequest(baseURL: TMDBRecipe.recipe().baseURL) == validate)
+    }
+
     @Test func aWrongPasswordNamesTheStepAndTheSecretsToCheck() {
         let failure = RecipeStepFailure.status(401, expected: [200], retryAfter: nil).acquisitionFailure(at: place(1, request: validate),
                                                                                                         redaction: redaction)

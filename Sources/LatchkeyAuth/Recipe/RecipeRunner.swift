@@ -54,10 +54,10 @@ struct RecipeRunner: Sendable {
         try await askPrompts(of: step, values: &values)
         var place = RecipeStepPlace(identity: identity.name, step: step, configPath: configPath)
         let redaction = values.redaction(recipe)
+        let shown = step.shownRequest(baseURL: recipe.baseURL)
+        place.request = shown
         do throws(RecipeStepFailure) {
             let url = try step.url(baseURL: recipe.baseURL, values: values)
-            let shown = step.request.method + " " + redaction.apply(String(RecipeURL.withoutQuery(url)))
-            place.request = shown
             let request = try step.httpRequest(url: url, values: values, options: identity.idpOptions)
             let response: AuthHTTPResponse
             do {

@@ -17,6 +17,16 @@ extension RecipeStep {
         return url
     }
 
+    /// How messages name the step: `POST https://host/path/{name}`, its URL as configured
+    /// and resolved against `base_url`, with its placeholders as written and without the
+    /// query. Never a rendered value: a secret in the path, percent-encoded, would slip
+    /// past the masking of secrets.
+    func shownRequest(baseURL: String?) -> String {
+        let template = request.url.description
+        let url = RecipeURL.resolve(template, against: baseURL) ?? template
+        return request.method + " " + RecipeURL.withoutQuery(url)
+    }
+
     /// The request to send to `url` (from `url(baseURL:values:)`): the query parameters
     /// added to it urlencoded, the headers, and a form or JSON body with its
     /// `Content-Type`. A step that reads JSON asks for it with `Accept` unless its headers
