@@ -125,7 +125,7 @@ import Testing
         #expect(try expiry(.never, [:]) == nil)
         #expect(try expiry(.lifetime(.seconds(3600)), [:]) == now.addingTimeInterval(3600))
         #expect(try expiry(.capturedSeconds("ttl"), ["ttl": "90"]) == now.addingTimeInterval(90))
-        #expect(try expiry(.capturedTime("until"), ["until": "2016-08-26 17:04:39 UTC"]) == Date(timeIntervalSince1970: 1_472_231_079))
+        #expect(try expiry(.capturedTime("until"), ["until": "2024-01-01 00:00:00 UTC"]) == Date(timeIntervalSince1970: 1_704_067_200))
         let wrong = #expect(throws: AcquisitionFailure.self) { try expiry(.capturedSeconds("ttl"), ["ttl": "soon"]) }
         #expect(wrong?.kind == .misconfigured(configKey: "identities.tmdb-user.expires_in"))
         #expect(wrong?.message == #"capture ttl holds "soon", not a number of seconds"#)
@@ -134,5 +134,34 @@ import Testing
         #expect(secret?.message.contains("s3cr3t") == false)
         let absent = #expect(throws: AcquisitionFailure.self) { try expiry(.capturedTime("until"), [:]) }
         #expect(absent?.message.hasPrefix("capture until holds nothing") == true)
+    }
+
+    /// A result expired on arrival would make the recipe run again at once, and again: it
+    /// is a failure, retried after the back-off. One far in the future is kept in range.
+    @Test func anExpiryInThePastFailsAndOneFarAwayIsBounded() throws {
+        let identity = TMDBRecipe.config()
+        func expiry(_ expiry: RecipeExpiry, _ captures: [String: String]) throws(AcquisitionFailure) -> Date? {
+            try expiry.expiresAt(captures: captures, now: now, identity: identity, redaction: SecretRedaction(values: []))
+        }
+        for (kind, captures) in [(RecipeExpiry.capturedSeconds("ttl"), ["ttl": "0"]), (.capturedSeconds("ttl"), ["ttl": "-5"]),
+                                 (.capturedTime("ttl"), ["ttl": "2016-08-26 17:04:39 UTC"])] {
+            let past = #expect(throws: AcquisitionFailure.self) { try expiry(kind, captures) }
+            #expect(past?.kind == .transient)
+            #expect(past?.message.contains("has expired already") == true)
+        }
+        let longest = now.addingTimeInterval(RecipeExpiry.longest)
+        #expect(try expiry(.capturedSeconds("ttl"), ["ttl": "1e20"]) == longest)
+        #expect(try expiry(.capturedTime("ttl"), ["ttl": "1e15"]) == longest)
+    }
+
+    /// An empty value, or one with a control character, cannot be sent: the step fails.
+    @Test func anEmptyCaptureOrOneWithAControlCharacterFails() {
+        let capture = steps[0].captures[0]
+        #expect(throws: RecipeStepFailure.captureUnusable(capture, empty: true)) {
+            try steps[0].read(json(200, #"{"success":true,"request_token":""}"#), now: now)
+        }
+        #expect(throws: RecipeStepFailure.captureUnusable(capture, empty: false)) {
+            try steps[0].read(json(200, #"{"success":true,"request_token":"a\r\nX-Injected: 1"}"#), now: now)
+        }
     }
 }

@@ -22,6 +22,10 @@ extension RecipeStep {
             guard let value = Self.value(of: capture.source, document: document, response: response, now: now) else {
                 throw .captureMissing(capture)
             }
+            guard !value.isEmpty else { throw .captureUnusable(capture, empty: true) }
+            guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw .captureUnusable(capture, empty: false)
+            }
             captured[capture.name] = value
         }
         return captured

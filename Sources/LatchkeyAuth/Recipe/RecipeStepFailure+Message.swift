@@ -58,6 +58,11 @@ extension RecipeStepFailure {
             case .cookie(let name): "the answer sets no cookie \(name) for capture \(capture.name)"
             }
             return (.misconfigured(configKey: place.configPath + ".capture." + capture.name), what, nil)
+        case .captureUnusable(let capture, let empty):
+            // The same request may well get a usable answer later: retried after the back-off.
+            let what = empty ? "the answer's value for capture \(capture.name) is empty"
+                : "the answer's value for capture \(capture.name) holds a control character, which no request can carry"
+            return (.transient, what, nil)
         }
     }
 
@@ -82,11 +87,16 @@ extension RecipeStepFailure {
         case .array: return "an array"
         case .object: return "an object"
         case .null: return "null"
-        case .string, .number, .bool:
+        case .string, .number, .integer, .bool:
             let text = value.scalarText ?? ""
             if redaction.reveals(text) { return "a secret value" }
             guard case .string = value else { return text }
-            return "\"" + (text.count > 60 ? text.prefix(60) + "…" : text) + "\""
+            return "\"" + excerpt(text) + "\""
         }
+    }
+
+    /// An answer's value as a message quotes it: its first 60 characters.
+    static func excerpt(_ text: String) -> String {
+        text.count > 60 ? text.prefix(60) + "…" : text
     }
 }

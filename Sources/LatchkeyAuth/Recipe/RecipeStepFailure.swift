@@ -19,6 +19,9 @@ enum RecipeStepFailure: Error, Sendable, Equatable {
     case fieldMismatch(JSONFieldMatch, found: JSONValue?)
     /// The answer was accepted but has nothing for this capture.
     case captureMissing(RecipeCapture)
+    /// The capture's value is empty, or holds a control character, which no header,
+    /// query or cookie could carry.
+    case captureUnusable(RecipeCapture, empty: Bool)
 }
 
 /// Where a failing step is, for its message.
