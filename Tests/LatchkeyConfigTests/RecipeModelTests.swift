@@ -81,6 +81,19 @@ struct RecipeModelTests {
         #expect(document[try JSONPath(parsing: "items")]?.scalarText == nil)
     }
 
+    /// Ids past 2^53 (Twitter-style) keep every digit; large whole Doubles are written
+    /// without an exponent while they are exact.
+    @Test func largeWholeNumbersKeepTheirDigits() throws {
+        let document = try JSONDecoder().decode(JSONValue.self, from: Data(
+            #"{"id": 12345678901234567, "big": 1234567890123456, "max": 9223372036854775807, "huge": 1e300}"#.utf8))
+        #expect(document[try JSONPath(parsing: "id")]?.scalarText == "12345678901234567")
+        #expect(document[try JSONPath(parsing: "big")]?.scalarText == "1234567890123456")
+        #expect(document[try JSONPath(parsing: "max")]?.scalarText == "9223372036854775807")
+        #expect(document[try JSONPath(parsing: "huge")]?.scalarText == "1e+300")
+        #expect(JSONValue.number(1234567890123456).scalarText == "1234567890123456")
+        #expect(JSONValue.integer(3) == .number(3) && JSONValue.number(3) == .integer(3) && JSONValue.integer(3) != .number(3.5))
+    }
+
     @Test func fieldMatchesCompareNumbersAsNumbers() throws {
         let document = try JSONDecoder().decode(JSONValue.self, from: Data(#"{"status_code": 3.0, "success": false}"#.utf8))
         #expect(JSONFieldMatch(path: try JSONPath(parsing: "status_code"), value: .number(3)).holds(in: document))

@@ -3,6 +3,9 @@
 public indirect enum JSONValue: Sendable, Equatable, Decodable {
     case string(String)
     case number(Double)
+    /// A whole number an answer writes, kept exact: an id past 2^53 would lose digits as
+    /// a Double. Equal to a `number` of the same value.
+    case integer(Int64)
     case bool(Bool)
     case null
     case array([JSONValue])
@@ -14,6 +17,8 @@ public indirect enum JSONValue: Sendable, Equatable, Decodable {
             self = .null
         } else if let bool = try? container.decode(Bool.self) {
             self = .bool(bool)
+        } else if let integer = try? container.decode(Int64.self) {
+            self = .integer(integer)
         } else if let number = try? container.decode(Double.self) {
             self = .number(number)
         } else if let string = try? container.decode(String.self) {
@@ -22,6 +27,20 @@ public indirect enum JSONValue: Sendable, Equatable, Decodable {
             self = .array(array)
         } else {
             self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.string(let a), .string(let b)): a == b
+        case (.number(let a), .number(let b)): a == b
+        case (.integer(let a), .integer(let b)): a == b
+        case (.integer(let a), .number(let b)), (.number(let b), .integer(let a)): Double(a) == b
+        case (.bool(let a), .bool(let b)): a == b
+        case (.null, .null): true
+        case (.array(let a), .array(let b)): a == b
+        case (.object(let a), .object(let b)): a == b
+        default: false
         }
     }
 
@@ -48,8 +67,10 @@ public indirect enum JSONValue: Sendable, Equatable, Decodable {
     public var scalarText: String? {
         switch self {
         case .string(let text): text
+        case .integer(let integer): String(integer)
         case .number(let number):
-            number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+            // Below 2^53 a whole Double is exact, and written without a needless `.0`.
+            number.rounded() == number && abs(number) < 9_007_199_254_740_992 ? String(Int64(number)) : String(number)
         case .bool(let flag): flag ? "true" : "false"
         case .null, .array, .object: nil
         }
