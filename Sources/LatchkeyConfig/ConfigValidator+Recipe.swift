@@ -102,6 +102,11 @@ extension ConfigValidator {
         for key in ["expires_in", "expires_at"] {
             guard let name = raw.string(key) else { continue }
             guard known(name, in: Set(captures), kind: "capture", section: "a step's capture", at: path / key) else { return .never }
+            // The last capture is the identity's token: a time there is surely a mistake.
+            if name == captures.last {
+                diagnostics.error(path / key, "names the recipe's last capture, which is its token",
+                                  expected: "a capture made before the token (the session id), so that {token} is not the time")
+            }
             return key == "expires_in" ? .capturedSeconds(name) : .capturedTime(name)
         }
         return .never

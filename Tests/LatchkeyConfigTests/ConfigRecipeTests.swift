@@ -380,7 +380,7 @@ struct ConfigRecipeTests {
                 identities:
                   r:
                     grant: recipe
-                    steps: [{ name: a, request: { url: "https://a.example/x" }, capture: { t: { json: t } } }]
+                    steps: [{ name: a, request: { url: "https://a.example/x" }, capture: { t: { json: t }, sid: { json: sid } } }]
                     \(key)
                 \(ConfigTestSupport.minimalRoutes)
                 """)
@@ -390,5 +390,7 @@ struct ConfigRecipeTests {
         #expect(try expiry("lifetime: 30d") == .lifetime(.seconds(30 * 86400)))
         #expect(try expiry("expires_in: t") == .capturedSeconds("t"))
         #expect(try expiry("") == .never)
+        // The token (the last capture) holding the expiry would make {token} a time.
+        #expect(throws: ConfigErrors.self) { try expiry("expires_at: sid") }
     }
 }
