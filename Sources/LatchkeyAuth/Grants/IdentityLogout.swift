@@ -60,6 +60,8 @@ public struct IdentityLogout: Sendable {
         var outcome = Outcome()
         guard let token = try await store.logOutUnderRefreshLock(identity: identity.name) else { return outcome }
         outcome.hadToken = true
+        // A recipe without a logout step calls nothing: its secrets are not needed.
+        if case .recipe(let recipe) = identity.grant, recipe.logout == nil { return outcome }
         let credentials: CredentialStore
         switch self.credentials {
         case .success(let ready): credentials = ready
