@@ -15,10 +15,18 @@ final class HeldSecretsRedaction: LogRedactionSource {
     private struct State {
         /// The identities whose tokens hold such values (`IdentityConfig.holdsSecretCaptures`).
         var identities: [Identity] = []
-        /// What `values` was made from: the credentials' and each identity's generation.
-        var credentialGeneration: UInt64?
-        var tokenGenerations: [UInt64] = []
-        var values: [String] = []
+        /// How many registries were followed, the last one `identities`'.
+        var followed: UInt64 = 0
+        /// The merged list, with what it was made from; nil until a log line first asks.
+        var made: (origin: Origin, values: [String])?
+    }
+
+    /// What a merged list was made from: the registry followed, the credentials' generation
+    /// and each of its identities' token generation. When none moved, the list stands.
+    private struct Origin: Equatable {
+        var followed: UInt64
+        var credentials: UInt64
+        var tokens: [UInt64]
     }
 
     init(credentials: CredentialStore) {
@@ -31,24 +39,24 @@ final class HeldSecretsRedaction: LogRedactionSource {
         let holding = registry.holdingSecretCaptures
         state.withLock { state in
             state.identities = holding
-            state.credentialGeneration = nil
+            state.followed += 1
         }
     }
 
     var redactionValues: [String] {
         let snapshot = credentials.snapshot
-        return state.withLock { state in
-            // No identity holds such values: the credentials' own list, as it is.
-            guard !state.identities.isEmpty else { return snapshot.redactionValues }
-            let generations = state.identities.map(\.tokenGeneration)
-            if snapshot.generation == state.credentialGeneration, generations == state.tokenGenerations { return state.values }
-            let held = state.identities.map(\.heldSecrets)
-            let values = Set(snapshot.redactionValues + held.flatMap(\.values))
-            // Longest first, as `LogRedactionSource` asks.
-            state.values = values.sorted { $0.utf8.count > $1.utf8.count }
-            state.credentialGeneration = snapshot.generation
-            state.tokenGenerations = held.map(\.generation)
-            return state.values
-        }
+        let (identities, followed, made) = state.withLock { ($0.identities, $0.followed, $0.made) }
+        // No identity holds such values: the credentials' own list, as it is.
+        guard !identities.isEmpty else { return snapshot.redactionValues }
+        // The identities' locks are taken apart from this one, never under it: no order of
+        // locks to keep between a log line and an identity.
+        let now = Origin(followed: followed, credentials: snapshot.generation, tokens: identities.map(\.tokenGeneration))
+        if let made, made.origin == now { return made.values }
+        let held = identities.map(\.heldSecrets)
+        // Longest first, as `LogRedactionSource` asks.
+        let values = Set(snapshot.redactionValues + held.flatMap(\.values)).sorted { $0.utf8.count > $1.utf8.count }
+        let origin = Origin(followed: followed, credentials: snapshot.generation, tokens: held.map(\.generation))
+        state.withLock { $0.made = (origin, values) }
+        return values
     }
 }
