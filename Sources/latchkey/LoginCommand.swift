@@ -109,7 +109,7 @@ struct LoginCommand: ParsableCommand {
         }
         if case .recipe(let recipe) = login.identity.grant {
             // Names only: the values are secret unless configured otherwise.
-            let captures = recipe.captures.map(\.name).filter { token.captures[$0] != nil }
+            let captures = recipe.heldCaptureNames(in: token)
             return "logged in identity \(identity): its recipe ran \(recipe.steps.count) step\(recipe.steps.count == 1 ? "" : "s") "
                 + "and holds \(captures.joined(separator: ", ")), \(token.expiresAt == nil ? "used until an upstream refuses it" : lifetime)"
         }

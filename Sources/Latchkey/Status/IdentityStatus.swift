@@ -75,7 +75,7 @@ public struct IdentityStatus: Sendable, Equatable {
     /// The names of the captures `token` holds, for a recipe identity.
     static func captures(of identity: IdentityConfig, in token: TokenSet?) -> [String]? {
         guard case .recipe(let recipe) = identity.grant else { return nil }
-        return recipe.captures.map(\.name).filter { token?.captures[$0] != nil }
+        return token.map(recipe.heldCaptureNames(in:)) ?? []
     }
 }
 
