@@ -71,10 +71,10 @@ import Testing
         let body = RecipeJSONBody.object([
             ("n", .literal(.number(3))), ("f", .literal(.number(1.5))), ("b", .literal(.bool(false))), ("z", .literal(.null)),
             ("list", .array([.literal(.string("a")), .string(template("{secrets.username}"))])),
-            ("nested", .literal(.object(["y": .number(2), "x": .array([.bool(true)])]))),
+            ("nested", .object([("y", .literal(.number(2))), ("x", .array([.literal(.bool(true))]))])),
         ])
         #expect(String(decoding: try body.rendered(TMDBRecipe.values()), as: UTF8.self)
-            == #"{"n":3,"f":1.5,"b":false,"z":null,"list":["a","moviefan"],"nested":{"x":[true],"y":2}}"#)
+            == #"{"n":3,"f":1.5,"b":false,"z":null,"list":["a","moviefan"],"nested":{"y":2,"x":[true]}}"#)
     }
 
     @Test func aFormBodyAndHeadersAreRendered() throws {

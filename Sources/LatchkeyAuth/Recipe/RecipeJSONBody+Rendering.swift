@@ -14,14 +14,11 @@ extension RecipeJSONBody {
         switch self {
         case .string(let template):
             JSONText.appendQuoted(try values.render(template), to: &out)
-        case .literal(.array(let elements)):
-            try RecipeJSONBody.array(elements.map(RecipeJSONBody.literal)).append(to: &out, values)
-        case .literal(.object(let members)):
-            try RecipeJSONBody.object(members.keys.sorted().map { ($0, .literal(members[$0]!)) }).append(to: &out, values)
         case .literal(.string(let text)):
             JSONText.appendQuoted(text, to: &out)
         case .literal(let scalar):
-            // RFC 8259 §6 has no NaN or infinity: those are written null, like null itself.
+            // RFC 8259 §6 has no NaN or infinity: those are written null, like null itself
+            // (and an array or object, which the configuration never makes a literal).
             let finite = if case .number(let number) = scalar { number.isFinite } else { true }
             out += Array((finite ? scalar.scalarText ?? "null" : "null").utf8)
         case .array(let elements):

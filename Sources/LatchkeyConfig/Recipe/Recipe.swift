@@ -130,7 +130,9 @@ public struct RecipeField: Sendable, Equatable {
 /// A JSON request body as configured: its strings are templates, everything else literal.
 public indirect enum RecipeJSONBody: Sendable, Equatable {
     case string(RecipeTemplate)
-    /// A number, boolean or null.
+    /// An unquoted scalar that is no string: a number, boolean or null (a timestamp or a
+    /// scalar with a tag of its own is its text, as a string). Never an array or object:
+    /// lists and mappings nest as `array` and `object`.
     case literal(JSONValue)
     case array([RecipeJSONBody])
     /// Members in the configuration's order.
