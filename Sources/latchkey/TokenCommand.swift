@@ -60,11 +60,15 @@ struct TokenCommand: ParsableCommand {
         let result = try runInterruptibly { await request.current() }
         switch result {
         case .success(let token):
-            guard let value = field.map({ token.captures[$0] }) ?? token.accessToken else {
-                throw CommandFailure("the result of identity \(identity) holds no capture \(field ?? ""), as the recipe made it before; "
-                    + "run `latchkey login \(identity) --config \(config)` to make it again")
+            if let field {
+                guard let capture = token.captures[field] else {
+                    throw CommandFailure("the result of identity \(identity) holds no capture \(field), as the recipe made it before; "
+                        + "run `latchkey login \(identity) --config \(config)` to make it again")
+                }
+                print(capture)
+            } else {
+                print(token.accessToken)
             }
-            print(value)
             if tokenStore is MemoryTokenStore, identityConfig.keepsTokens {
                 say("latchkey: the configuration keeps tokens in memory (store: type: memory), so a running serve does not share this token")
             }
