@@ -45,8 +45,8 @@ struct LoginPrompter: Sendable {
     }
 
     /// Asks for the value of a recipe's prompt: its text on standard error, then a line
-    /// read from the terminal without echo (from standard input when that is not a terminal: a pipe), on a thread
-    /// of its own. Cancelling (Ctrl-C) ends the wait at once and turns the echo back on.
+    /// read from the terminal without echo (from standard input when that is not a
+    /// terminal: a pipe), on a thread of its own. Cancelling (Ctrl-C) ends the wait at once and turns the echo back on.
     func read(_ prompt: RecipePrompt) async throws -> String {
         FileHandle.standardError.write(Data("\(Self.printable(prompt.text)): ".utf8))
         let input = try TerminalInput()

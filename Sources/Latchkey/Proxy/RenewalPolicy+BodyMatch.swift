@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import LatchkeyConfig
 import LatchkeyHTTP
 
@@ -26,7 +21,7 @@ extension RenewalPolicy {
     /// than `bodyReadLimit`, matches nothing.
     func bodyRefuses(status: Int, body: [UInt8]) -> Bool {
         guard body.count <= Self.bodyReadLimit,
-              let document = try? JSONDecoder().decode(JSONValue.self, from: Data(body)) else { return false }
+              let document = JSONValue(decoding: body) else { return false }
         return bodyMatches.contains { match in
             match.status == status && match.fields.allSatisfy { $0.holds(in: document) }
         }

@@ -47,7 +47,7 @@ extension RecipeStep {
     /// The body as JSON, whatever its `Content-Type` says (some servers call JSON
     /// `text/plain`); an HTML error page is not.
     private static func json(_ response: AuthHTTPResponse) throws(RecipeStepFailure) -> JSONValue {
-        guard let document = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body)) else {
+        guard let document = JSONValue(decoding: response.body) else {
             throw .notJSON(mediaType: response.mediaType)
         }
         return document
