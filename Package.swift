@@ -29,6 +29,9 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // OpenSSL's macros and callbacks Swift cannot call or write: SSL_CTX_ctrl wrappers
+        // and the session-ticket key callback. No policy lives here.
+        .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
         // No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, a flag SwiftPM refuses with
         // a warning; the header is found as <hiredis/hiredis.h> in the system include path.
         .systemLibrary(
@@ -44,8 +47,12 @@ let package = Package(
         // face: files, locks, the process's identity, spawning. (The loop, the server's
         // sockets, curl and the log writer keep theirs.)
         .target(name: "LatchkeySystem", dependencies: ["LatchkeyLoop"]),
+        // OpenSSL's X.509, keys and server-side TLS with a typed face: certificates and keys
+        // read from PEM, the local certificate authority's minting, TLS server contexts and
+        // the per-connection TLS session the server drives without blocking.
+        .target(name: "LatchkeyTLS", dependencies: ["COpenSSL", "COpenSSLShims"]),
         // Listeners and client connections on the loop.
-        .target(name: "LatchkeyServer", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "CLinux"]),
+        .target(name: "LatchkeyServer", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "LatchkeyTLS", "CLinux"]),
         // libcurl multi driven by the loop's epoll.
         .target(name: "LatchkeyUpstream", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "CCurlShims"]),
         // Log lines formatted, masked and written by a thread of their own.
@@ -70,7 +77,7 @@ let package = Package(
         .target(
             name: "LatchkeyAuth",
             dependencies: [
-                "LatchkeyHTTP", "LatchkeyLoop", "LatchkeySystem", "LatchkeyServer", "LatchkeyUpstream", "LatchkeyConfig", "COpenSSL", "CHiredis",
+                "LatchkeyHTTP", "LatchkeyLoop", "LatchkeySystem", "LatchkeyServer", "LatchkeyUpstream", "LatchkeyConfig", "LatchkeyTLS", "COpenSSL", "CHiredis",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -78,7 +85,7 @@ let package = Package(
         .target(
             name: "Latchkey",
             dependencies: [
-                "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyServer", "LatchkeyUpstream", "LatchkeyConfig", "LatchkeyAuth", "LatchkeyLogging",
+                "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyServer", "LatchkeyUpstream", "LatchkeyConfig", "LatchkeyAuth", "LatchkeyLogging", "LatchkeyTLS",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -87,7 +94,7 @@ let package = Package(
         .executableTarget(
             name: "latchkey",
             dependencies: [
-                "Latchkey", "LatchkeyConfig", "LatchkeyAuth", "LatchkeyUpstream", "LatchkeyLoop", "LatchkeySystem", "LatchkeyLogging",
+                "Latchkey", "LatchkeyConfig", "LatchkeyAuth", "LatchkeyUpstream", "LatchkeyLoop", "LatchkeySystem", "LatchkeyLogging", "LatchkeyTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -103,6 +110,7 @@ let package = Package(
         ),
         .testTarget(name: "LatchkeyHTTPTests", dependencies: ["LatchkeyHTTP"]),
         .testTarget(name: "LatchkeyLoopTests", dependencies: ["LatchkeyLoop"]),
+        .testTarget(name: "LatchkeyTLSTests", dependencies: ["LatchkeyTLS", "COpenSSL"]),
         .testTarget(
             name: "LatchkeyLoggingTests",
             dependencies: [
@@ -111,7 +119,7 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
-        .testTarget(name: "LatchkeyServerTests", dependencies: ["LatchkeyServer", "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyTestSupport"]),
+        .testTarget(name: "LatchkeyServerTests", dependencies: ["LatchkeyServer", "LatchkeyHTTP", "LatchkeyLoop", "LatchkeyTLS", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeyUpstreamTests", dependencies: ["LatchkeyUpstream", "LatchkeyHTTP", "LatchkeyLoop", "CCurlShims", "LatchkeyTestSupport"]),
         .testTarget(
             name: "LatchkeyAuthTests",

@@ -13,6 +13,9 @@ public struct Config: Sendable, Equatable {
     public var store: TokenStoreSettings
     public var limits: Limits
     public var logging: LoggingSettings
+    /// `ca:`: a certificate authority of the user's own for `local_ca` listeners; nil for
+    /// the one Latchkey makes beside the token store.
+    public var ca: CertificateAuthoritySettings?
 
     public init(
         server: ServerSettings = .init(),
@@ -22,7 +25,8 @@ public struct Config: Sendable, Equatable {
         identities: [IdentityConfig] = [],
         store: TokenStoreSettings = .init(),
         limits: Limits = .init(),
-        logging: LoggingSettings = .init()
+        logging: LoggingSettings = .init(),
+        ca: CertificateAuthoritySettings? = nil
     ) {
         self.server = server
         self.listeners = listeners
@@ -32,6 +36,7 @@ public struct Config: Sendable, Equatable {
         self.store = store
         self.limits = limits
         self.logging = logging
+        self.ca = ca
     }
 }
 
@@ -69,14 +74,17 @@ public struct ListenerConfig: Sendable, Equatable {
     /// credentials although they are another site: an app under development on another port.
     public var allowedOrigins: [String]
     public var inbound: InboundAccess
+    /// Clients reach this listener over TLS (`tls:`); nil for plain HTTP.
+    public var tls: ListenerTLSConfig?
 
     public init(name: String, address: ListenAddress, allowedHosts: [String] = [], allowedOrigins: [String] = [],
-                inbound: InboundAccess = .loopbackOnly) {
+                inbound: InboundAccess = .loopbackOnly, tls: ListenerTLSConfig? = nil) {
         self.name = name
         self.address = address
         self.allowedHosts = allowedHosts
         self.allowedOrigins = allowedOrigins
         self.inbound = inbound
+        self.tls = tls
     }
 }
 
@@ -91,6 +99,9 @@ public enum InboundAccess: Sendable, Equatable {
     case session(SessionSettings)
     /// Explicitly open to anyone who can reach the listener.
     case open
+    /// mTLS (`client_ca_file`, TLS listeners only): the handshake requires a client
+    /// certificate signed by a CA of this PEM file.
+    case clientCertificate(caFile: String)
 }
 
 /// Where a secret comes from. Files are re-read when they change, as Kubernetes rotates

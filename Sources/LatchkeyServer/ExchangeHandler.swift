@@ -1,4 +1,5 @@
 import LatchkeyHTTP
+import LatchkeyTLS
 
 /// Receives one request's body and the connection's news while its response is being
 /// made. Implemented by the proxy; called on the loop only.
@@ -31,6 +32,20 @@ public protocol ServerHandler: AnyObject {
     func serverAnswered(_ exchange: ServerExchange)
     /// A client connection on `listener` opened or closed, or was refused (for the counts).
     func connection(_ event: ConnectionEvent, on listener: ListenerInfo)
+    /// A client's TLS handshake on a TLS listener completed or failed (for the log and the
+    /// metrics); a failed one's connection is closed.
+    func tlsHandshake(_ outcome: TLSHandshakeOutcome, on listener: ListenerInfo, peer: SocketAddress?)
+}
+
+extension ServerHandler {
+    /// Handlers of plain-HTTP listeners only (the login's redirect receiver) have nothing
+    /// to record.
+    public func tlsHandshake(_ outcome: TLSHandshakeOutcome, on listener: ListenerInfo, peer: SocketAddress?) {}
+}
+
+public enum TLSHandshakeOutcome: Sendable, Equatable {
+    case completed(TLSConnectionInfo)
+    case failed(TLSHandshakeFailure)
 }
 
 /// What happened to a client connection.

@@ -1,5 +1,6 @@
 import LatchkeyHTTP
 import LatchkeyLoop
+import LatchkeyTLS
 
 /// One request and the means to answer it. The proxy holds it while it works; every
 /// call goes to the connection, which owns the framing and the socket.
@@ -8,6 +9,8 @@ public final class ServerExchange {
     public let listener: ListenerInfo
     public let peer: SocketAddress?
     public let receivedAt: LoopInstant
+    /// What the connection's TLS handshake agreed; nil on a plain-HTTP listener.
+    public internal(set) var tls: TLSConnectionInfo?
     public internal(set) var requestBodyBytes: UInt64 = 0
     public internal(set) var responseBodyBytes: UInt64 = 0
     public internal(set) var status: Int?

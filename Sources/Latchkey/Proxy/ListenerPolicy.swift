@@ -41,7 +41,8 @@ struct ListenerPolicy: Sendable {
         case .session(let settings):
             let running: SessionGate? = if case .session(let gate)? = previous?.inbound { gate } else { nil }
             inbound = .session(try SessionGate(settings: settings, remembering: running))
-        case .loopbackOnly, .open:
+        case .loopbackOnly, .open, .clientCertificate:
+            // A client certificate is checked by the TLS handshake, before any request.
             inbound = .none
         }
         guard let port = bound.port, !config.allowedHosts.contains("*") else {
