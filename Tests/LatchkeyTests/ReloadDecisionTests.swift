@@ -73,6 +73,13 @@ import Testing
         ])
     }
 
+    @Test func turningTLSOnOrOffNeedsARestart() throws {
+        let tls = Self.running.replacingOccurrences(of: #"listen: "127.0.0.1:8080" }"#, with: #"listen: "127.0.0.1:8080", tls: { local_ca: true } }"#)
+        #expect(tls != Self.running)
+        let problems = try Self.refusal(tls)
+        #expect(problems == ["/etc/latchkey.yaml: listeners[0].tls: changes only with a restart (running: none, plain HTTP)"])
+    }
+
     @Test func addingOrRemovingAListenerNeedsARestart() throws {
         let problems = try Self.refusal("""
             listeners:

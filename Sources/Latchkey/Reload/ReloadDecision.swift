@@ -37,6 +37,11 @@ public enum ReloadDecision: Sendable, Equatable {
         for (index, (before, after)) in zip(running.listeners, loaded.listeners).enumerated() {
             if before.name != after.name { found.append(("listeners[\(index)].name", before.name)) }
             if before.address != after.address { found.append(("listeners[\(index)].listen", before.address.description)) }
+            // A socket's connections start with a handshake or with a request: a TLS listener
+            // stays one, and a plain one stays plain (its certificate can change).
+            if (before.tls == nil) != (after.tls == nil) {
+                found.append(("listeners[\(index)].tls", before.tls == nil ? "none, plain HTTP" : "TLS"))
+            }
         }
         // Identities that go on keep the store they were made with. With none in it, the
         // running configuration has opened no store, and the loaded one's is opened then.

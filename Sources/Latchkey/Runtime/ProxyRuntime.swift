@@ -39,7 +39,8 @@ public final class ProxyRuntime: Sendable {
                 metrics: PrometheusMetricsFactory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())) throws {
         self.logger = logger
         services = RuntimeServices(credentials: credentials, sink: sink, redaction: HeldSecretsRedaction(credentials: credentials),
-                                   metrics: metrics, handoffMarks: HandoffMarks(signer: try MessageSigner.ephemeral()), logger: logger)
+                                   metrics: metrics, handoffMarks: HandoffMarks(signer: try MessageSigner.ephemeral()),
+                                   tlsFailureLog: TLSFailureLog(logger: logger), logger: logger)
         sink?.countDroppedLines(in: CoreMetrics.Counter(label: "latchkey_log_lines_dropped_total", factory: metrics))
         // One HTTP client for the control plane: token requests and handoff calls.
         let client = try RuntimeServices.client(for: config, running: nil)
