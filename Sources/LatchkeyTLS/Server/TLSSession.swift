@@ -68,21 +68,13 @@ public final class TLSSession {
 
     /// SSL_read: decrypted application bytes into `buffer`.
     public func read(into buffer: UnsafeMutableRawBufferPointer) -> Transfer {
-        guard usable else { return .closed }
-        OpenSSLErrors.clear()
-        var count = 0
-        let status = SSL_read_ex(ssl, buffer.baseAddress, buffer.count, &count)
-        return status == 1 ? .bytes(count) : transferFailed(status)
+        transfer { SSL_read_ex(ssl, buffer.baseAddress, buffer.count, &$0) }
     }
 
     /// SSL_write (partial writes enabled): how much of `bytes` went out. After `wantWrite`
     /// the next call must start with the same bytes (they may have moved).
     public func write(_ bytes: UnsafeRawBufferPointer) -> Transfer {
-        guard usable else { return .closed }
-        OpenSSLErrors.clear()
-        var count = 0
-        let status = SSL_write_ex(ssl, bytes.baseAddress, bytes.count, &count)
-        return status == 1 ? .bytes(count) : transferFailed(status)
+        transfer { SSL_write_ex(ssl, bytes.baseAddress, bytes.count, &$0) }
     }
 
     /// Decrypted bytes wait inside OpenSSL (SSL_pending): the socket will not report them
@@ -96,6 +88,16 @@ public final class TLSSession {
         OpenSSLErrors.clear()
         _ = SSL_shutdown(ssl)
         OpenSSLErrors.clear()
+    }
+
+    /// One SSL_read_ex / SSL_write_ex, which sets the byte count and returns 1 on success.
+    @inline(__always)
+    private func transfer(_ call: (inout Int) -> Int32) -> Transfer {
+        guard usable else { return .closed }
+        OpenSSLErrors.clear()
+        var count = 0
+        let status = call(&count)
+        return status == 1 ? .bytes(count) : transferFailed(status)
     }
 
     private func transferFailed(_ status: Int32) -> Transfer {
