@@ -123,7 +123,7 @@ let package = Package(
         .testTarget(name: "LatchkeyUpstreamTests", dependencies: ["LatchkeyUpstream", "LatchkeyHTTP", "LatchkeyLoop", "CCurlShims", "LatchkeyTestSupport"]),
         .testTarget(
             name: "LatchkeyAuthTests",
-            dependencies: ["LatchkeyAuth", "LatchkeyConfig", "LatchkeyHTTP", "LatchkeyLoop", "LatchkeySystem", "LatchkeyUpstream", "COpenSSL", "LatchkeyTestSupport"]
+            dependencies: ["LatchkeyAuth", "LatchkeyConfig", "LatchkeyHTTP", "LatchkeyLoop", "LatchkeySystem", "LatchkeyUpstream", "LatchkeyTLS", "COpenSSL", "LatchkeyTestSupport"]
         ),
         .testTarget(
             name: "LatchkeyConfigTests",

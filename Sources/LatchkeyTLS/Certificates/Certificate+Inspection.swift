@@ -32,6 +32,11 @@ extension Certificate {
         return X509_check_private_key(x509, key.pkey) == 1
     }
 
+    /// A CA certificate (basicConstraints CA:TRUE, RFC 5280 §4.2.1.9), which may sign others.
+    public var isCertificateAuthority: Bool {
+        X509_check_ca(x509) >= 1
+    }
+
     /// The same certificate (X509_cmp compares the DER encodings' digests).
     public func isSame(as other: Certificate) -> Bool {
         self === other || X509_cmp(x509, other.x509) == 0
