@@ -68,7 +68,7 @@ let package = Package(
         .target(
             name: "LatchkeyConfig",
             dependencies: [
-                "LatchkeyLoop", "LatchkeySystem", "LatchkeyUpstream", "LatchkeyLogging",
+                "LatchkeyLoop", "LatchkeySystem", "LatchkeyUpstream", "LatchkeyLogging", "LatchkeyTLS",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ]
@@ -128,7 +128,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyConfigTests",
             dependencies: [
-                "LatchkeyConfig", "LatchkeyAuth", "LatchkeyUpstream", "LatchkeyTestSupport", .product(name: "Logging", package: "swift-log"),
+                "LatchkeyConfig", "LatchkeyAuth", "LatchkeyUpstream", "LatchkeyTLS", "LatchkeyTestSupport", .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

@@ -10,8 +10,11 @@ extension TLSIdentity {
     /// its validity period at `now`, the key belonging to the leaf. Each problem is a
     /// `TLSError` naming the file and what to fix.
     public static func load(certFile: String, keyFile: String, now: Date) throws(TLSError) -> TLSIdentity {
-        let chain = try Certificate.chain(file: certFile, now: now)
-        let key = try PrivateKey.load(file: keyFile)
+        try pair(chain: Certificate.chain(file: certFile, now: now), key: PrivateKey.load(file: keyFile), certFile: certFile, keyFile: keyFile)
+    }
+
+    /// The identity of a chain and a key read from the files named, or `.keyMismatch`.
+    public static func pair(chain: [Certificate], key: PrivateKey, certFile: String, keyFile: String) throws(TLSError) -> TLSIdentity {
         guard chain[0].matches(key) else {
             throw TLSError(.keyMismatch, "key file \(keyFile) does not belong to the certificate in \(certFile) (\(chain[0].subject)); "
                 + "give the key the certificate was issued for")
@@ -44,6 +47,17 @@ extension Certificate {
         if notBefore > now {
             throw TLSError(.notYetValid, "certificate file \(path): \(which)\(subject) is not valid until \(Self.utc(notBefore)); check the clock or the certificate")
         }
+    }
+
+    /// How early `check` warns that a certificate is about to expire.
+    public static let expiryWarningWindow: TimeInterval = 7 * 86_400
+
+    /// A warning naming the file when the certificate ends within `expiryWarningWindow`
+    /// of `now`; nil otherwise.
+    public func expiryWarning(now: Date, file path: String) -> String? {
+        guard notAfter.timeIntervalSince(now) < Self.expiryWarningWindow else { return nil }
+        let subject = subject.isEmpty ? "" : " (\(subject))"
+        return "certificate file \(path): the certificate\(subject) expires on \(Self.utc(notAfter)), within 7 days; renew it"
     }
 
     /// "2026-05-01T12:00:00Z".
