@@ -1,4 +1,5 @@
 import COpenSSL
+import COpenSSLShims
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -60,18 +61,9 @@ extension Certificate {
 
     private static func rfc2253(_ name: OpaquePointer?) -> String {
         guard let name, let bio = try? MemoryBIO() else { return "" }
-        X509_NAME_print_ex(bio.bio, name, 0, rfc2253Flags)
+        X509_NAME_print_ex(bio.bio, name, 0, LK_XN_FLAG_RFC2253)
         return String(decoding: bio.drain(), as: UTF8.self)
     }
-
-    /// XN_FLAG_RFC2253, a macro Swift does not import, spelled out from <openssl/asn1.h>
-    /// and <openssl/x509.h>: ASN1_STRFLGS_RFC2253 (escape as RFC 2253 says, UTF-8, unknown
-    /// types dumped as DER), comma separators, most significant RDN first.
-    private static let rfc2253Flags: UInt = {
-        let strings = UInt(ASN1_STRFLGS_ESC_2253 | ASN1_STRFLGS_ESC_CTRL | ASN1_STRFLGS_ESC_MSB | ASN1_STRFLGS_UTF8_CONVERT)
-            | UInt(ASN1_STRFLGS_DUMP_UNKNOWN | ASN1_STRFLGS_DUMP_DER)
-        return strings | UInt(XN_FLAG_SEP_COMMA_PLUS) | UInt(XN_FLAG_DN_REV) | UInt(XN_FLAG_DUMP_UNKNOWN_FIELDS)
-    }()
 
     private static func date(_ time: UnsafePointer<ASN1_TIME>?) -> Date {
         var parts = tm()
