@@ -39,10 +39,13 @@ struct ConfigValidator {
         let limits = validateLimits(root?.mapping("limits", ConfigKeys.limits, expected: "a mapping"))
         let logging = validateLogging(root?.mapping("logging", ConfigKeys.logging, expected: "a mapping"))
         let ca = validateCertificateAuthority(root?.mapping("ca", ConfigKeys.ca, expected: "a mapping with cert_file and key_file"))
-        return Config(
+        let config = Config(
             server: server, listeners: listeners.configs, routes: routes,
             credentials: credentials.sources, identities: identities.configs, store: store, limits: limits, logging: logging, ca: ca
         )
+        // A listener entry that did not decode shifts the indexes: its problem comes first.
+        if options.checkExternal, listeners.complete { checkCertificateFiles(of: config) }
+        return config
     }
 
     // MARK: server
