@@ -54,11 +54,9 @@ extension ConfigValidator {
         }
     }
 
-    /// A certificate or key file: taken against the config file's directory and, with
-    /// `checkExternal`, readable.
+    /// A certificate or key file, taken against the config file's directory (what it holds
+    /// is read by checkCertificateFiles).
     private mutating func tlsFile(_ raw: ConfigMapping, _ key: String, expected: String) -> String? {
-        guard let file = storePath(raw.string(key), at: raw.path / key, expected: expected) else { return nil }
-        checkReadableFile(file, at: raw.path / key)
-        return file
+        storePath(raw.string(key), at: raw.path / key, expected: expected)
     }
 }

@@ -121,7 +121,7 @@ struct ConfigTLSTests {
         #expect(problem.line == 1)
     }
 
-    @Test func unreadableFilesAreReportedWhenCheckingExternally() {
+    @Test func missingFilesAreReportedAtTheirKeysWhenCheckingExternally() {
         let found = problems("""
               - listen: 127.0.0.1:8443
                 tls: { cert_file: /nonexistent/cert.pem, key_file: /nonexistent/key.pem }
@@ -129,6 +129,6 @@ struct ConfigTLSTests {
         #expect(Set(found.map(\.path)) == [
             "listeners[0].tls.cert_file", "listeners[0].tls.key_file", "ca.cert_file", "ca.key_file",
         ])
-        #expect(found.allSatisfy { $0.message.hasPrefix("cannot read /nonexistent/") })
+        #expect(found.allSatisfy { $0.message.contains("/nonexistent/") }, "\(found)")
     }
 }
