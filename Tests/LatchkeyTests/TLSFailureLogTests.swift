@@ -21,4 +21,12 @@ import Testing
             #expect(line.contains(part), "\(line)")
         }
     }
+
+    @Test func aClientThatLeftMidHandshakeIsAnInfoLineNotAWarning() {
+        let capture = LogCapture()
+        let log = TLSFailureLog(logger: Logger(label: "test") { _ in capture })
+        let failure = TLSHandshakeFailure(.closed, detail: "the client closed the connection without sending anything")
+        log.record(failure, listener: "lan", peer: .ipv4(host: "10.0.0.9", port: 4_000), now: LoopInstant(nanoseconds: 1))
+        #expect(capture.messages.first?.hasPrefix("info tls handshake failed") == true, "\(capture.messages)")
+    }
 }

@@ -18,7 +18,10 @@ final class TLSFailureLog: Sendable {
     func record(_ failure: TLSHandshakeFailure, listener: String, peer: SocketAddress?, now: LoopInstant) {
         let client = peer?.host ?? "unknown"
         guard throttle.withLock({ $0.shouldLog(client: client, reason: failure.reason, now: now) }) else { return }
-        logger.warning("tls handshake failed", metadata: [
+        // A client that left without finishing is what TCP probes (a kubelet's, a load
+        // balancer's) look like: worth a line, not a warning.
+        let level: Logger.Level = failure.reason == .closed ? .info : .warning
+        logger.log(level: level, "tls handshake failed", metadata: [
             "listener": .string(listener), "peer": .string(client), "reason": .string(failure.reason.rawValue),
             "detail": .string(failure.detail),
         ])
