@@ -51,14 +51,19 @@ import Testing
         let first = tls.context
 
         try install(try certs.leaf("second", commonName: "second", signedBy: ca))
+        // Files written in the last seconds are left to settle, then taken up once.
         certificates.check()
+        #expect(tls.context === first)
+        let settled = Date().addingTimeInterval(5)
+        certificates.check(now: settled)
+        certificates.check(now: settled.addingTimeInterval(1))
         let second = tls.context
         #expect(second !== first)
-        #expect(capture.messages.contains { $0.hasPrefix("info tls certificate replaced") && $0.contains("CN=second") })
+        #expect(capture.messages.filter { $0.hasPrefix("info tls certificate replaced") && $0.contains("CN=second") }.count == 1)
 
         try Data("not a certificate".utf8).write(to: URL(fileURLWithPath: live.cert))
-        certificates.check()
-        certificates.check()
+        certificates.check(now: Date().addingTimeInterval(5))
+        certificates.check(now: Date().addingTimeInterval(6))
         #expect(tls.context === second)
         let errors = capture.messages.filter { $0.hasPrefix("error cannot load the listener's new tls certificate") }
         #expect(errors.count == 1)

@@ -9,19 +9,25 @@ extension ListenerCertificates {
     func check(now: Date = Date()) {
         state.withLock { state in
             let current = Self.signatures(of: Self.watchedFiles(state))
+            // A file modified in the last seconds may be written again within its
+            // timestamp's granularity (git's "racily clean" files), or be the first of a
+            // pair being replaced: what uses it waits until it has settled, and then sees
+            // one change, made once.
+            let seconds = Int64(now.timeIntervalSince1970)
+            let settling = Set(current.compactMap { path, signature in signature?.isRecent(at: seconds) == true ? path : nil })
             let changed = Set(current.compactMap { path, signature in
-                signature == nil || state.signatures[path] != .some(signature) ? path : nil
+                !settling.contains(path) && state.signatures[path] != .some(signature) ? path : nil
             })
             let renewalDue = now >= state.nextRenewal
             if renewalDue { state.nextRenewal = now.addingTimeInterval(Self.renewalInterval) }
             let caChanged = state.caFiles.contains(where: changed.contains)
             for (index, plan) in state.plans.enumerated() {
-                guard let plan else { continue }
+                guard let plan, !plan.files.contains(where: settling.contains) else { continue }
                 let filesChanged = plan.files.contains(where: changed.contains)
                 guard filesChanged || (plan.usesLocalCA && (caChanged || renewalDue)) else { continue }
                 renew(index, plan: plan, state: &state, unlessSameLeaf: !filesChanged, now: now)
             }
-            state.signatures = current
+            for path in changed { state.signatures[path] = current[path] }
         }
     }
 

@@ -42,7 +42,7 @@ final class ListenerCertificates: Sendable {
         /// The leaf each context presents, to tell a re-minted one.
         var leaves: [Int: Certificate] = [:]
         /// Each watched file's signature when its contexts were last made (nil: could not
-        /// stat it, or too recently changed to trust it).
+        /// stat it).
         var signatures: [String: FileSignature?] = [:]
         /// The last failure logged per listener, so that a broken file is logged once.
         var failures: [Int: String] = [:]
@@ -115,10 +115,6 @@ final class ListenerCertificates: Sendable {
     }
 
     static func signatures(of files: [String]) -> [String: FileSignature?] {
-        Dictionary(files.map { path in
-            let signature = FileSignature(path: path)
-            // A file changed within the timestamps' granularity is looked at again next time.
-            return (path, signature?.isRecent == true ? nil : signature)
-        }) { first, _ in first }
+        Dictionary(files.map { ($0, FileSignature(path: $0)) }) { first, _ in first }
     }
 }
