@@ -14,6 +14,7 @@ public final class PrivateKey: @unchecked Sendable {
         EVP_PKEY_free(pkey)
     }
 
+
     /// The key of a PEM text (PKCS#8, or the traditional RSA/EC forms). Unencrypted keys
     /// only: a passphrase would have to be typed at every start.
     public static func load(pem: [UInt8], origin: String) throws(TLSError) -> PrivateKey {
@@ -22,7 +23,7 @@ public final class PrivateKey: @unchecked Sendable {
         let bio = pem.withUnsafeBytes { BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }
         guard let bio else { throw TLSError(.setup, "\(origin): out of memory") }
         defer { BIO_free(bio) }
-        guard let pkey = PEM_read_bio_PrivateKey(bio, nil, nil, nil) else {
+        guard let pkey = PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil) else {
             throw TLSError(.malformed, "\(origin): no readable PEM private key (truncated, encrypted or not a key: \(OpenSSLErrors.drainReasons()))")
         }
         return PrivateKey(taking: pkey)

@@ -54,7 +54,7 @@ struct TLSFixture: Sendable {
     }
 
     func context(clientCA: [Certificate]? = nil) throws -> TLSServerContext {
-        try TLSServerContext(identity: fixture.server, clientCA: clientCA, ticketKeys: ticketKeys)
+        try TLSServerContext(identity: fixture.server, clientCA: clientCA, ticketKeys: ticketKeys, resumptionScope: "test")
     }
 
     func server(clientCA: [Certificate]? = nil, handshakeTimeout: Duration = .seconds(5), settings: ConnectionSettings = .init()) throws -> ServerHarness {

@@ -25,12 +25,26 @@ import Testing
     }
 
     private func decide(_ admission: Admission, _ method: String = "GET", _ target: String = "/api/x",
-                        _ fields: [(String, String)] = [], credentials: [String: String] = ["key": "k"]) -> Admission.Decision {
+                        _ fields: [(String, String)] = [], credentials: [String: String] = ["key": "k"],
+                        clientSubject: String? = nil) -> Admission.Decision {
         var head = HTTPFields()
         head.append(name: "Host", value: Self.host)
         for (name, value) in fields { head.append(name: name, value: value) }
-        return admission.decide(RequestHead(method: method, target: target, fields: head), listener: 0, peer: nil,
+        return admission.decide(RequestHead(method: method, target: target, fields: head), listener: 0, peer: nil, clientSubject: clientSubject,
                                 credentials: CredentialSnapshot(generation: 1, values: credentials), now: Date.init)
+    }
+
+    /// An mTLS listener forwards only requests whose connection presented a verified client
+    /// certificate, whatever the handshake let through.
+    @Test func aClientCertificateListenerRefusesARequestWithoutOne() throws {
+        let listener = ListenerConfig(name: "mesh", address: .tcp(host: "127.0.0.1", port: 8080), inbound: .clientCertificate(caFile: "/ca.pem"),
+                                      tls: ListenerTLSConfig(certificate: .localCA))
+        let admission = try admission([route()], listener: listener)
+        #expect(refusal(decide(admission)) ?? (0, "") == (401, "unauthorized"))
+        guard case .forward = decide(admission, clientSubject: "CN=alice") else {
+            Issue.record("a request with a verified client certificate is forwarded")
+            return
+        }
     }
 
     /// The refusal's status and error code, or nil for any other decision.
@@ -55,12 +69,12 @@ import Testing
         var head = RequestHead(method: "GET", target: "/.latchkey/health")
         head.fields.append(name: "Host", value: "evil.example")
         let snapshot = CredentialSnapshot(generation: 1, values: [:])
-        guard case .serve(.health) = admission.decide(head, listener: 0, peer: nil, credentials: snapshot, now: Date.init) else {
+        guard case .serve(.health) = admission.decide(head, listener: 0, peer: nil, clientSubject: nil, credentials: snapshot, now: Date.init) else {
             Issue.record("health was not served")
             return
         }
         head.target = Readiness.path
-        guard case .serve(.readiness) = admission.decide(head, listener: 0, peer: nil, credentials: snapshot, now: Date.init) else {
+        guard case .serve(.readiness) = admission.decide(head, listener: 0, peer: nil, clientSubject: nil, credentials: snapshot, now: Date.init) else {
             Issue.record("readiness was not served")
             return
         }
@@ -78,7 +92,7 @@ import Testing
         let admission = try admission([route()])
         var head = RequestHead(method: "GET", target: "/api/x")
         head.fields.append(name: "Host", value: "evil.example")
-        let decision = admission.decide(head, listener: 0, peer: nil, credentials: CredentialSnapshot(generation: 1, values: [:]), now: Date.init)
+        let decision = admission.decide(head, listener: 0, peer: nil, clientSubject: nil, credentials: CredentialSnapshot(generation: 1, values: [:]), now: Date.init)
         #expect(refusal(decision)! == (421, "unknown_host"))
         #expect(refusal(decide(admission, "GET", "/api/../x"))! == (400, "bad_request"))
         #expect(refusal(decide(admission, "GET", "/nothing"))! == (404, "no_route"))

@@ -59,7 +59,10 @@ final class Admission: Sendable {
 
     /// `credentials`: the credential values in force; `now` for the session cookie's expiry,
     /// read only on listeners with sessions.
-    func decide(_ head: RequestHead, listener: Int, peer: SocketAddress?, credentials: CredentialSnapshot, now: () -> Date) -> Decision {
+    /// `clientSubject`: the verified client certificate's subject, on a TLS connection that
+    /// presented one.
+    func decide(_ head: RequestHead, listener: Int, peer: SocketAddress?, clientSubject: String?, credentials: CredentialSnapshot,
+                now: () -> Date) -> Decision {
         // Health and readiness say nothing secret and are probed without credentials
         // (Docker's HEALTHCHECK, a kubelet at the pod's address), so they come before
         // every check.
@@ -80,6 +83,12 @@ final class Admission: Sendable {
             }
             guard let expected = credentials[name], constantTimeEquals(presented, expected) else {
                 return refuse(403, "forbidden", "the \(header) header does not match")
+            }
+        case .clientCertificate:
+            // The handshake already refused clients without one; this holds even if a
+            // session were resumed without the verification (defence in depth).
+            guard clientSubject != nil else {
+                return refuse(401, "unauthorized", "this listener requires a client certificate signed by its client_ca_file")
             }
         case .session(let gate):
             if head.target == SessionGate.loginPath || head.target.hasPrefix(SessionGate.loginPath + "?") {

@@ -28,6 +28,8 @@ struct ListenerPolicy: Sendable {
         case sharedSecret(header: String, credential: String)
         /// The proxy's own session cookie.
         case session(SessionGate)
+        /// A client certificate, verified by the TLS handshake (`client_ca_file`).
+        case clientCertificate
     }
 
     /// Throws when a session listener's key files cannot be read or are not private.
@@ -44,8 +46,9 @@ struct ListenerPolicy: Sendable {
         case .session(let settings):
             let running: SessionGate? = if case .session(let gate)? = previous?.inbound { gate } else { nil }
             inbound = .session(try SessionGate(settings: settings, secureCookie: clientsUseTLS, remembering: running))
-        case .loopbackOnly, .open, .clientCertificate:
-            // A client certificate is checked by the TLS handshake, before any request.
+        case .clientCertificate:
+            inbound = .clientCertificate
+        case .loopbackOnly, .open:
             inbound = .none
         }
         guard let port = bound.port, !config.allowedHosts.contains("*") else {

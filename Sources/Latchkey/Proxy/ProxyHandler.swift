@@ -76,7 +76,7 @@ final class ProxyHandler: ServerHandler {
     func handle(_ exchange: ServerExchange) -> ExchangeHandler {
         let context = context
         let decision = context.admission.decide(exchange.head, listener: exchange.listener.index, peer: exchange.peer,
-                                                credentials: context.credentials.snapshot, now: Date.init)
+                                                clientSubject: exchange.tls?.clientSubject, credentials: context.credentials.snapshot, now: Date.init)
         switch decision {
         case .serve(let endpoint):
             serve(endpoint, to: exchange, in: context)

@@ -104,7 +104,7 @@ final class ListenerCertificates: Sendable {
     static func context(_ identity: TLSIdentity, for plan: ListenerTLSPlan, ticketKeys: TicketKeyRing) throws(RuntimeError) -> TLSServerContext {
         do {
             let clientCA = try plan.clientCAFile.map { file throws(TLSError) in try Certificate.chain(file: file, now: nil) }
-            return try TLSServerContext(identity: identity, clientCA: clientCA, ticketKeys: ticketKeys)
+            return try TLSServerContext(identity: identity, clientCA: clientCA, ticketKeys: ticketKeys, resumptionScope: plan.resumptionScope)
         } catch {
             throw RuntimeError(error.description)
         }

@@ -11,12 +11,15 @@ struct ListenerTLSPlan: Sendable, Equatable {
     }
 
     let identity: Identity
+    /// The listener's name: sessions resume only on the listener that made them.
+    let resumptionScope: String
     /// `inbound.client_ca_file`: clients must present a certificate one of its CAs signed.
     let clientCAFile: String?
 
     /// Nil for a plain-HTTP listener.
     init?(_ listener: ListenerConfig) {
         guard let tls = listener.tls else { return nil }
+        resumptionScope = listener.name
         switch tls.certificate {
         case .files(let certFile, let keyFile): identity = .files(certFile: certFile, keyFile: keyFile)
         case .localCA: identity = .localCA(names: listener.localCANames(bound: listener.address.socketAddress))

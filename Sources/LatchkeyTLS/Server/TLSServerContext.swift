@@ -20,13 +20,14 @@ public final class TLSServerContext: @unchecked Sendable {
     static let sessionCacheSize = 20_000
     /// A resumed session (id or ticket) is accepted for two hours, the ticket keys' life.
     static let sessionLifetimeSeconds = 7200
-    /// Distinguishes our sessions from another application's in a shared cache; required
-    /// for resumption once client certificates are verified.
-    static let sessionIDContext = Array("latchkey".utf8)
-
     /// `clientCA`: nil for no client certificates; otherwise clients must present one
     /// these CAs signed, and their names are sent in the CertificateRequest.
-    public init(identity: TLSIdentity, clientCA: [Certificate]? = nil, ticketKeys: TicketKeyRing) throws(TLSError) {
+    /// `resumptionScope` names where a session may be resumed (the listener): with the
+    /// client CAs it makes the session id context, so a ticket issued on another listener,
+    /// or before the client CAs changed, is not resumed here (the ticket keys are shared,
+    /// and a resumed session skips the client certificate's verification).
+    public init(identity: TLSIdentity, clientCA: [Certificate]? = nil, ticketKeys: TicketKeyRing,
+                resumptionScope: String) throws(TLSError) {
         OpenSSLErrors.clear()
         defer { OpenSSLErrors.clear() }
         guard let context = SSL_CTX_new(TLS_server_method()) else { throw Self.setupError("SSL_CTX_new") }
@@ -36,7 +37,7 @@ public final class TLSServerContext: @unchecked Sendable {
         try configureProtocol()
         try configureIdentity(identity)
         if let clientCA { try configureClientVerification(clientCA) }
-        try configureSessions()
+        try configureSessions(idContext: try Self.sessionIDContext(scope: resumptionScope, clientCA: clientCA))
     }
 
     deinit {
@@ -91,12 +92,32 @@ public final class TLSServerContext: @unchecked Sendable {
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
     }
 
-    private func configureSessions() throws(TLSError) {
+    private func configureSessions(idContext: [UInt8]) throws(TLSError) {
         _ = lk_ssl_ctx_set_session_cache_mode(context, Int(SSL_SESS_CACHE_SERVER))
         _ = lk_ssl_ctx_sess_set_cache_size(context, Self.sessionCacheSize)
         _ = SSL_CTX_set_timeout(context, Self.sessionLifetimeSeconds)
-        guard SSL_CTX_set_session_id_context(context, Self.sessionIDContext, UInt32(Self.sessionIDContext.count)) == 1,
+        guard SSL_CTX_set_session_id_context(context, idContext, UInt32(idContext.count)) == 1,
             ticketKeys.install(on: context) else { throw Self.setupError("session resumption") }
+    }
+
+    /// SHA-256 (32 bytes, SSL_MAX_SID_CTX_LENGTH) over the scope and each client CA's DER.
+    static func sessionIDContext(scope: String, clientCA: [Certificate]?) throws(TLSError) -> [UInt8] {
+        guard let digest = EVP_MD_CTX_new() else { throw setupError("a digest") }
+        defer { EVP_MD_CTX_free(digest) }
+        var parts = [Array("latchkey session scope \(scope)".utf8)]
+        for authority in clientCA ?? [] {
+            var der: UnsafeMutablePointer<UInt8>?
+            let count = i2d_X509(authority.x509, &der)
+            guard count > 0, let der else { throw setupError("the client CA's encoding") }
+            parts.append(Array(UnsafeBufferPointer(start: der, count: Int(count))))
+            CRYPTO_free(der, #fileID, #line)
+        }
+        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        guard EVP_DigestInit_ex(digest, EVP_sha256(), nil) == 1,
+            parts.allSatisfy({ part in EVP_DigestUpdate(digest, part, part.count) == 1 }),
+            EVP_DigestFinal_ex(digest, &output, &length) == 1 else { throw setupError("a digest") }
+        return Array(output.prefix(Int(length)))
     }
 
     private static func setupError(_ what: String) -> TLSError {
