@@ -189,6 +189,8 @@ extension ConnectionMachine {
     /// Graceful shutdown: idle connections close now, busy ones after their response.
     mutating func shutdown(outputPending: Bool) -> ShutdownAction {
         switch state {
+        case .handshaking:
+            return .close
         case .opened, .idle:
             guard outputPending else { return .close }
             state = .closingAfterFlush

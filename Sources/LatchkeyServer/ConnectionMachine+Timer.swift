@@ -10,6 +10,8 @@ extension ConnectionMachine {
         case headTimedOut(ErrorDocument)
         /// The request body did not arrive in time: refuse it with 408 and close.
         case bodyTimedOut(ErrorDocument)
+        /// The TLS handshake did not complete in time: close (no HTTP can be spoken yet).
+        case handshakeTimedOut
     }
 
     /// When the timer is due, or nil for no timer (the handler is working on a request and
@@ -17,6 +19,8 @@ extension ConnectionMachine {
     /// Idle-type deadlines run from `now`: any progress restarts them.
     func timerDeadline(now: LoopInstant, outputPending: Bool, settings: ConnectionSettings) -> LoopInstant? {
         switch state {
+        case .handshaking(let since):
+            return since.advanced(by: handshakeTimeout)
         case .opened(let since), .readingHead(let since):
             return since.advanced(by: settings.headTimeout)
         case .idle, .closingAfterFlush:
@@ -36,6 +40,8 @@ extension ConnectionMachine {
     /// The timer set from `timerDeadline` fired at `now`.
     func timerFired(at now: LoopInstant) -> TimerAction {
         switch state {
+        case .handshaking:
+            return .handshakeTimedOut
         case .readingHead:
             return .headTimedOut(ErrorDocument(status: 408, error: "request_timeout", message: "the request head did not arrive in time"))
         case .exchange(let exchange):

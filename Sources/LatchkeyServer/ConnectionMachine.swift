@@ -7,15 +7,19 @@ import LatchkeyLoop
 /// no clock: instants come with the events. Which timeout applies is a function of the
 /// state (`timerDeadline`), never a mode kept beside it.
 ///
-/// What the next capabilities add here, as states rather than flags:
-/// - TLS termination: a `handshaking` state before `opened`, timed by the head clock, that
-///   moves to `opened` when the handshake completes;
-/// - CONNECT tunnels and WebSocket upgrades: after the 2xx / 101 response head of such an
-///   exchange, a `relaying` state in which bytes go both ways unparsed and only the idle
-///   timer applies, ending in `closingAfterFlush` when either side closes.
+/// On a TLS listener a connection starts in `handshaking`, timed by the listener's
+/// handshake timeout, and moves to `opened` when the handshake completes: the first head's
+/// clock starts then (`ConnectionMachine+Handshake.swift`).
+///
+/// What the next capability adds here, as a state rather than a flag: CONNECT tunnels and
+/// WebSocket upgrades, after the 2xx / 101 response head of such an exchange, a `relaying`
+/// state in which bytes go both ways unparsed and only the idle timer applies, ending in
+/// `closingAfterFlush` when either side closes.
 struct ConnectionMachine {
     enum State: Equatable {
-        /// Accepted, nothing read yet: the first head's clock runs from the accept, so a
+        /// TLS listeners: accepted, the TLS handshake under way since `since`; no HTTP yet.
+        case handshaking(since: LoopInstant)
+        /// Accepted (or handshaken), nothing read yet: the first head's clock runs from the accept, so a
         /// client that sends nothing is closed at the head timeout.
         case opened(at: LoopInstant)
         /// Between requests on a kept-alive connection, nothing buffered.
@@ -72,9 +76,12 @@ struct ConnectionMachine {
 
     /// Set only by the events below (the extensions in `ConnectionMachine+*.swift`).
     var state: State
+    /// How long `handshaking` may last (the listener's); unused on plain listeners.
+    let handshakeTimeout: Duration
 
     init(openedAt now: LoopInstant) {
         state = .opened(at: now)
+        handshakeTimeout = .zero
     }
 
     var isClosed: Bool { state == .closed }
@@ -88,7 +95,7 @@ struct ConnectionMachine {
     var isAwaitingHead: Bool {
         switch state {
         case .opened, .idle, .readingHead: true
-        case .exchange, .closingAfterFlush, .lingering, .closed: false
+        case .handshaking, .exchange, .closingAfterFlush, .lingering, .closed: false
         }
     }
 
@@ -96,7 +103,7 @@ struct ConnectionMachine {
     /// for a head still arriving (the buffer may grow for it).
     func wantsInput(bufferFull: Bool) -> Bool {
         switch state {
-        case .opened, .idle, .readingHead: true
+        case .handshaking, .opened, .idle, .readingHead: true
         case .exchange: !bufferFull
         case .closingAfterFlush, .lingering, .closed: false
         }

@@ -1,4 +1,5 @@
 import LatchkeyLoop
+import LatchkeyTLS
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -71,10 +72,13 @@ public final class HTTPServer {
             return handler.connection(.refusedOverCapacity, on: listener)
         }
         if case .unix = listener.boundAddress {} else { socket.setNoDelay() }
-        let connection = ServerConnection(socket: socket, peer: peer, listener: listener, server: self)
+        let connection: ServerConnection
         do {
+            let tls = try listener.tls.map { tls throws(TLSError) in try TLSSession(context: tls.context, fd: socket.fd) }
+            connection = ServerConnection(socket: socket, peer: peer, listener: listener, tls: tls, server: self)
             try connection.start()
         } catch {
+            // Out of memory or descriptors: nothing can be said to this client.
             connectionCount.release()
             socket.close()
             return

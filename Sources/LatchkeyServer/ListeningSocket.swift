@@ -15,7 +15,8 @@ public final class ListeningSocket: Sendable {
 
     /// socket(2) + setsockopt + bind(2) + listen(2). Unix socket files are created private
     /// to the owner (0600): whoever can connect can spend the credentials behind it.
-    public init(address: SocketAddress, index: Int, backlog: Int32 = 1024) throws(SystemError) {
+    /// `tls`: connections handshake TLS before HTTP.
+    public init(address: SocketAddress, index: Int, backlog: Int32 = 1024, tls: ListenerTLS? = nil) throws(SystemError) {
         let fd = try systemCall("socket") {
             socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
@@ -46,9 +47,9 @@ public final class ListeningSocket: Sendable {
             _ = try systemCall("listen") { listen(fd, backlog) }
             let bound = try Self.boundAddress(fd: fd) ?? address
             if case .unix = address {
-                info = ListenerInfo(index: index, boundAddress: address)
+                info = ListenerInfo(index: index, boundAddress: address, tls: tls)
             } else {
-                info = ListenerInfo(index: index, boundAddress: bound)
+                info = ListenerInfo(index: index, boundAddress: bound, tls: tls)
             }
         } catch {
             _ = Glibc.close(fd)

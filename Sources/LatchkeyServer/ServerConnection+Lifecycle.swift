@@ -1,15 +1,20 @@
 import LatchkeyHTTP
 import LatchkeyLoop
+import LatchkeyTLS
 
 /// Epoll interest, the one timer per connection (when and what for: the machine's), and
 /// the ways a connection ends: lingering close, a vanished peer, graceful shutdown.
 extension ServerConnection {
     func updateInterest() {
-        guard !machine.isClosed, !machine.isLingering, let registration else { return }
+        guard !machine.isClosed, !machine.isLingering else { return }
         var wanted: IOEvents = []
         if pendingOutput > 0 { wanted.insert(.writable) }
         if machine.wantsInput(bufferFull: input.isFull) { wanted.insert(.readable) }
-        guard wanted != interest else { return }
+        setInterest(wanted)
+    }
+
+    func setInterest(_ wanted: IOEvents) {
+        guard let registration, wanted != interest else { return }
         interest = wanted
         do {
             try loop.modify(registration, events: wanted)
@@ -40,6 +45,8 @@ extension ServerConnection {
             reject(document)
         case .bodyTimedOut(let document):
             failRequestBody(document)
+        case .handshakeTimedOut:
+            handshakeFailed(TLSHandshakeFailure(.timeout, detail: "the handshake did not complete within \(machine.handshakeTimeout)"))
         case .close:
             close()
         }
@@ -54,6 +61,7 @@ extension ServerConnection {
             interest = .readable
             try? loop.modify(registration, events: .readable)
         }
+        tls?.shutdown()
         socket.shutdownWrite()
         input.consume(input.readableCount)
         setTimer(machine.timerDeadline(now: loop.now, outputPending: false, settings: server.settings))
@@ -96,6 +104,9 @@ extension ServerConnection {
 
     /// Graceful shutdown: idle connections close now, busy ones after their response.
     func beginShutdown() {
+        if machine.isHandshaking {
+            return handshakeFailed(TLSHandshakeFailure(.closed, detail: "the server shut down during the handshake"))
+        }
         switch machine.shutdown(outputPending: pendingOutput > 0) {
         case .close:
             close()

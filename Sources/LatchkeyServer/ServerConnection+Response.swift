@@ -133,7 +133,12 @@ extension ServerConnection {
     func runDeferredWork() {
         let work = scheduled
         scheduled = []
-        if work.contains(.process) && !machine.isClosed { processInput() }
+        if work.contains(.process) && !machine.isClosed {
+            processInput()
+            // Reading resumes after backpressure: what the TLS session decrypted before the
+            // pause is not reported by epoll.
+            if hasUnreadTLSInput { readInput() }
+        }
         if work.contains(.flush) && !machine.isClosed { flush() }
         if !machine.isClosed { updateInterest() }
     }
@@ -144,7 +149,7 @@ extension ServerConnection {
             let written: Int
             do {
                 written = try output.withUnsafeBytes { all throws(SystemError) in
-                    try socket.send(UnsafeRawBufferPointer(rebasing: all[outputOffset...]))
+                    try send(UnsafeRawBufferPointer(rebasing: all[outputOffset...]))
                 }
             } catch {
                 return close()

@@ -1,11 +1,13 @@
 import LatchkeyHTTP
 import LatchkeyLoop
+import LatchkeyTLS
 
 /// One client connection on one loop, the I/O glue around its `ConnectionMachine`: reads
 /// and decodes requests, hands each to the proxy as a `ServerExchange`, writes the
 /// response, and arms the timer, each as the machine decides. Requests on a connection are
 /// answered strictly in order: the next pipelined request is decoded only after the
-/// previous response has been finished.
+/// previous response has been finished. On a TLS listener the bytes go through a
+/// `TLSSession`, after a handshake (`ServerConnection+TLS.swift`).
 ///
 /// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
 final class ServerConnection: IOHandler, DeferredWork {
@@ -16,6 +18,11 @@ final class ServerConnection: IOHandler, DeferredWork {
     unowned(unsafe) let server: HTTPServer
     @exclusivity(unchecked) var registration: IORegistration?
     @exclusivity(unchecked) var interest: IOEvents = []
+    /// The transport: nil reads and writes the socket itself; a session decrypts and
+    /// encrypts (`ServerConnection+Transport.swift`).
+    @exclusivity(unchecked) var tls: TLSSession?
+    /// What the handshake agreed, given to every exchange on the connection.
+    @exclusivity(unchecked) var tlsInfo: TLSConnectionInfo?
 
     @exclusivity(unchecked) var input: InputBuffer
     @exclusivity(unchecked) var decoder: RequestDecoder
@@ -39,14 +46,20 @@ final class ServerConnection: IOHandler, DeferredWork {
         static let flush = ScheduledWork(rawValue: 1 << 1)
     }
 
-    init(socket: Socket, peer: SocketAddress?, listener: ListenerInfo, server: HTTPServer) {
+    /// `tls`: the session of a TLS listener's connection, which handshakes first.
+    init(socket: Socket, peer: SocketAddress?, listener: ListenerInfo, tls: TLSSession?, server: HTTPServer) {
         self.socket = socket
         self.peer = peer
         self.listener = listener
         self.server = server
+        self.tls = tls
         input = InputBuffer(pool: server.inputBuffers)
         decoder = RequestDecoder(limits: server.settings.http)
-        machine = ConnectionMachine(openedAt: server.loop.now)
+        if let handshakeTimeout = listener.tls?.handshakeTimeout, tls != nil {
+            machine = ConnectionMachine(handshakingSince: server.loop.now, timeout: handshakeTimeout)
+        } else {
+            machine = ConnectionMachine(openedAt: server.loop.now)
+        }
     }
 
     var pendingOutput: Int { output.count - outputOffset }
@@ -63,6 +76,7 @@ final class ServerConnection: IOHandler, DeferredWork {
 
     func handleIO(_ events: IOEvents) {
         if machine.isLingering { return discardUntilClosed() }
+        if tls != nil, machine.isHandshaking { return continueHandshake() }
         if events.contains(.writable) { flush() }
         // epoll reports a reset or hang-up even without read interest (a full buffer): we
         // would not read it, and level-triggered epoll would report it on every turn.
@@ -73,7 +87,22 @@ final class ServerConnection: IOHandler, DeferredWork {
         if !machine.isClosed { updateInterest() }
     }
 
+    /// Reads what the transport has and decodes it; again while a TLS session holds
+    /// decrypted bytes that epoll cannot report.
     func readInput() {
+        while true {
+            let progressed = readAvailable()
+            if machine.isClosed { return }
+            processInput()
+            guard progressed, hasUnreadTLSInput else { break }
+        }
+        if exchange == nil { input.releaseIfEmpty() }
+    }
+
+    /// Reads until the transport has nothing more or the buffer is full (backpressure);
+    /// closes at the end of the stream. Returns whether anything was read.
+    private func readAvailable() -> Bool {
+        var progressed = false
         while !machine.isClosed {
             if input.isFull {
                 // A head larger than the buffer may grow it up to the header limit; the
@@ -83,22 +112,22 @@ final class ServerConnection: IOHandler, DeferredWork {
             let space = input.writableSpace()
             let count: Int?
             do {
-                count = try socket.read(into: space)
+                count = try receive(into: space)
             } catch {
                 close()
-                return
+                return false
             }
             guard let count else { break }
             if count == 0 {
                 close()
-                return
+                return false
             }
+            progressed = true
             machine.bytesArrived(at: loop.now)
             input.didWrite(count)
             if count < space.count { break }
         }
-        processInput()
-        if exchange == nil { input.releaseIfEmpty() }
+        return progressed
     }
 
     /// Decodes what is buffered as far as the current request allows.
@@ -144,8 +173,7 @@ final class ServerConnection: IOHandler, DeferredWork {
     }
 
     func startExchange(_ head: RequestHead) {
-        let exchange = ServerExchange(head: head, listener: listener, peer: peer, receivedAt: loop.now, connection: self)
-        self.exchange = exchange
+        let exchange = makeExchange(head)
         let keepAlive = head.keepAlive && server.settings.keepAlive && !server.isShuttingDown
         let action = machine.headDecoded(head, at: loop.now, keepAlive: keepAlive, settings: server.settings)
         if case .reject(let document) = action { return answerItself(document, exchange: exchange) }
@@ -189,11 +217,22 @@ final class ServerConnection: IOHandler, DeferredWork {
     /// malformed head, a head too slow), and closes the connection after it.
     func reject(_ document: ErrorDocument) {
         machine.serverAnswers()
-        let exchange = ServerExchange(
-            head: RequestHead(method: "", target: "", version: .http1_1, fields: [], framing: .none, keepAlive: false, expectsContinue: false),
-            listener: listener, peer: peer, receivedAt: loop.now, connection: self)
-        self.exchange = exchange
+        answerUnparsed(document)
+    }
+
+    /// Answers with no request head decoded, as the machine decided.
+    func answerUnparsed(_ document: ErrorDocument) {
+        let exchange = makeExchange(
+            RequestHead(method: "", target: "", version: .http1_1, fields: [], framing: .none, keepAlive: false, expectsContinue: false))
         answerItself(document, exchange: exchange)
+    }
+
+    /// The connection's current exchange, from now on.
+    private func makeExchange(_ head: RequestHead) -> ServerExchange {
+        let exchange = ServerExchange(head: head, listener: listener, peer: peer, receivedAt: loop.now, connection: self)
+        if let tlsInfo { exchange.tls = tlsInfo }
+        self.exchange = exchange
+        return exchange
     }
 
     private func answerItself(_ document: ErrorDocument, exchange: ServerExchange) {

@@ -81,13 +81,22 @@ public final class ServerExchange {
     }
 }
 
-/// Which listener a connection arrived on, and the address it is bound to.
+/// Which listener a connection arrived on, the address it is bound to, and its TLS (nil
+/// for plain HTTP).
 public struct ListenerInfo: Sendable, Equatable {
     public let index: Int
     public let boundAddress: SocketAddress
+    public let tls: ListenerTLS?
 
-    public init(index: Int, boundAddress: SocketAddress) {
+    public init(index: Int, boundAddress: SocketAddress, tls: ListenerTLS? = nil) {
         self.index = index
         self.boundAddress = boundAddress
+        self.tls = tls
+    }
+
+    /// The same listener: its TLS compared by identity (one per listener, its context
+    /// replaced in place).
+    public static func == (lhs: ListenerInfo, rhs: ListenerInfo) -> Bool {
+        lhs.index == rhs.index && lhs.boundAddress == rhs.boundAddress && lhs.tls === rhs.tls
     }
 }

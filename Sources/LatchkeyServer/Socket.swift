@@ -40,6 +40,16 @@ public final class Socket {
         }
     }
 
+    /// recv(2) with MSG_PEEK: like `read`, but the bytes stay in the socket for the next
+    /// reader (the TLS library, after a look at the first byte).
+    func peek(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int? {
+        do {
+            return try systemCall("recv(MSG_PEEK)") { Glibc.recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_PEEK)) }
+        } catch where error.wouldBlock {
+            return nil
+        }
+    }
+
     /// send(2) with MSG_NOSIGNAL, so a vanished peer is an EPIPE error, never a SIGPIPE.
     /// Returns bytes written, 0 when the socket buffer is full.
     func send(_ bytes: UnsafeRawBufferPointer) throws(SystemError) -> Int {

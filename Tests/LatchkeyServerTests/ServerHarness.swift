@@ -3,6 +3,7 @@ import LatchkeyHTTP
 import LatchkeyLoop
 import LatchkeyTestSupport
 @testable import LatchkeyServer
+import LatchkeyTLS
 import Synchronization
 
 /// An `HTTPServer` on a loop thread of its own, listening on 127.0.0.1 port 0, answering
@@ -11,14 +12,20 @@ final class ServerHarness: Sendable {
     let listener: ListeningSocket
     let thread: EventLoopThread
     let connectionEvents = ConnectionEventLog()
+    let handshakes = HandshakeLog()
 
     /// `connectionCount`: shared with other harnesses to stand for a process's other loops.
-    init(settings: ConnectionSettings = .init(), connectionCount: ConnectionCount = ConnectionCount()) throws {
-        let listener = try ListeningSocket(address: .ipv4(host: "127.0.0.1", port: 0), index: 0)
+    /// `tls`: a TLS listener.
+    init(settings: ConnectionSettings = .init(), connectionCount: ConnectionCount = ConnectionCount(), tls: ListenerTLS? = nil) throws {
+        // OpenSSL writes to the socket with write(2): a client gone must not kill the
+        // test process (the server's process ignores SIGPIPE likewise).
+        if tls != nil { signal(SIGPIPE, SIG_IGN) }
+        let listener = try ListeningSocket(address: .ipv4(host: "127.0.0.1", port: 0), index: 0, tls: tls)
         self.listener = listener
         let connectionEvents = self.connectionEvents
+        let handshakes = self.handshakes
         thread = try EventLoopThread(index: 0) { loop in
-            let handler = EchoServerHandler(connectionEvents: connectionEvents)
+            let handler = EchoServerHandler(loop: loop, connectionEvents: connectionEvents, handshakes: handshakes)
             let server = HTTPServer(loop: loop, settings: settings, handler: handler, connectionCount: connectionCount)
             try server.listen(on: listener)
             loop.attach(handler)
@@ -37,17 +44,27 @@ final class ServerHarness: Sendable {
     }
 }
 
-/// Answers every request once its body has arrived: `METHOD TARGET bytes=N`. The body is
-/// asked for at once, so `Expect: 100-continue` gets its interim response.
+/// Answers every request once its body has arrived: `METHOD TARGET bytes=N` (and, over
+/// TLS, ` tls=VERSION subject=SUBJECT`). The body is asked for at once, so
+/// `Expect: 100-continue` gets its interim response. `/big/N` answers N bytes, sent as
+/// backpressure allows; `/paused-upload` pauses the body after every piece and resumes it
+/// a millisecond later.
 final class EchoServerHandler: ServerHandler {
+    let loop: EventLoop
     let connectionEvents: ConnectionEventLog
+    let handshakes: HandshakeLog
 
-    init(connectionEvents: ConnectionEventLog) {
+    init(loop: EventLoop, connectionEvents: ConnectionEventLog, handshakes: HandshakeLog) {
+        self.loop = loop
         self.connectionEvents = connectionEvents
+        self.handshakes = handshakes
     }
 
     func handle(_ exchange: ServerExchange) -> ExchangeHandler {
-        let echo = EchoExchange(exchange)
+        if exchange.head.target.hasPrefix("/big/"), let size = Int(exchange.head.target.dropFirst(5)) {
+            return BigResponse(exchange, size: size)
+        }
+        let echo = EchoExchange(exchange, pausingIn: exchange.head.target == "/paused-upload" ? loop : nil)
         exchange.resumeRequestBody()
         return echo
     }
@@ -56,6 +73,28 @@ final class EchoServerHandler: ServerHandler {
 
     func connection(_ event: ConnectionEvent, on listener: ListenerInfo) {
         connectionEvents.append(event)
+    }
+
+    func tlsHandshake(_ outcome: TLSHandshakeOutcome, on listener: ListenerInfo, peer: SocketAddress?) {
+        handshakes.append(outcome)
+    }
+}
+
+/// The handshakes the server reported, in order; read by the test's thread.
+final class HandshakeLog: Sendable {
+    private let outcomes = Mutex<[TLSHandshakeOutcome]>([])
+
+    func append(_ outcome: TLSHandshakeOutcome) {
+        outcomes.withLock { $0.append(outcome) }
+    }
+
+    /// Waits up to 5 s for the `count`th outcome.
+    func waitFor(_ count: Int = 1) -> [TLSHandshakeOutcome] {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while outcomes.withLock({ $0.count }) < count && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return outcomes.withLock { $0 }
     }
 }
 
@@ -74,21 +113,58 @@ final class ConnectionEventLog: Sendable {
 final class EchoExchange: ExchangeHandler {
     let exchange: ServerExchange
     var received = 0
+    /// Pauses the body after every piece, resuming on this loop shortly after.
+    let pausingLoop: EventLoop?
+    private lazy var resume = LoopTimer { [unowned self] in self.exchange.resumeRequestBody() }
 
-    init(_ exchange: ServerExchange) {
+    init(_ exchange: ServerExchange, pausingIn loop: EventLoop? = nil) {
         self.exchange = exchange
+        pausingLoop = loop
     }
 
     func requestBody(_ bytes: UnsafeRawBufferPointer) {
         received += bytes.count
+        guard let pausingLoop else { return }
+        exchange.pauseRequestBody()
+        pausingLoop.arm(resume, after: .milliseconds(1))
     }
 
     func requestBodyEnded() {
-        let text = "\(exchange.head.method) \(exchange.head.target) bytes=\(received)"
+        var text = "\(exchange.head.method) \(exchange.head.target) bytes=\(received)"
+        if let tls = exchange.tls { text += " tls=\(tls.protocolVersion) subject=\(tls.clientSubject ?? "none")" }
         exchange.respond(status: 200, fields: ["Content-Type": "text/plain"], body: Array(text.utf8))
     }
 
     func responseDrained() {}
+    func exchangeAborted(_ reason: ExchangeEnd) {}
+}
+
+/// Answers `size` bytes of "x", 64 KiB at a time while the server's buffer takes them.
+final class BigResponse: ExchangeHandler {
+    let exchange: ServerExchange
+    var remaining: Int
+    static let piece = [UInt8](repeating: UInt8(ascii: "x"), count: 64 * 1024)
+
+    init(_ exchange: ServerExchange, size: Int) {
+        self.exchange = exchange
+        remaining = size
+        exchange.sendHead(status: 200, fields: ["Content-Length": String(size)])
+        send()
+    }
+
+    func send() {
+        while remaining > 0 {
+            let count = min(remaining, Self.piece.count)
+            remaining -= count
+            let more = Self.piece[..<count].withUnsafeBytes { exchange.sendBody($0) }
+            if !more { return }
+        }
+        exchange.finish()
+    }
+
+    func requestBody(_ bytes: UnsafeRawBufferPointer) {}
+    func requestBodyEnded() {}
+    func responseDrained() { send() }
     func exchangeAborted(_ reason: ExchangeEnd) {}
 }
 
