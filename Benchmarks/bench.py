@@ -208,23 +208,28 @@ http {{
         self.upstream_pid = p.pid
         self.targets["direct"] = {"port": port, "pid": None}
 
-    def start_nginx(self):
-        port = free_port()
-        argv = self.nginx_conf("nginx", f"""
+    def nginx_proxy(self, port, tls=""):
+        """nginx as the proxy: the credential set, kept-alive connections to the upstream;
+        `tls`: `ssl` directives, which make the port speak TLS."""
+        return f"""
     upstream backend {{
         server 127.0.0.1:{self.upstream_port};
         keepalive 64;
         keepalive_requests 100000000;
     }}
     server {{
-        listen 127.0.0.1:{port} backlog=4096;
+        listen 127.0.0.1:{port}{" ssl" if tls else ""} backlog=4096;{tls}
         location / {{
             proxy_pass http://backend;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_set_header Authorization "Bearer {self.token}";
         }}
-    }}""")
+    }}"""
+
+    def start_nginx(self):
+        port = free_port()
+        argv = self.nginx_conf("nginx", self.nginx_proxy(port))
         p = self.spawn("nginx", argv, PROXY_CORE)
         if not wait_port(port, p):
             sys.exit("bench: nginx did not start: " + self.read_log("nginx"))

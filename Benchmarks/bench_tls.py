@@ -62,28 +62,14 @@ class TLSScenarios:
             self.tls_targets["latchkey-tls"] = {"port": port, "pid": p.pid, "scheme": "https"}
         if "nginx" in self.targets:
             port = free_port()
-            argv = self.nginx_conf("nginx-tls", f"""
-    upstream backend {{
-        server 127.0.0.1:{self.upstream_port};
-        keepalive 64;
-        keepalive_requests 100000000;
-    }}
-    server {{
-        listen 127.0.0.1:{port} ssl backlog=4096;
+            argv = self.nginx_conf("nginx-tls", self.nginx_proxy(port, f"""
         ssl_certificate {cert};
         ssl_certificate_key {key};
         ssl_protocols TLSv1.2 TLSv1.3;
         ssl_ciphers {CIPHERS};
         ssl_prefer_server_ciphers off;
         ssl_ecdh_curve X25519:prime256v1:secp384r1;
-        ssl_session_cache shared:TLS:10m;
-        location / {{
-            proxy_pass http://backend;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header Authorization "Bearer {self.token}";
-        }}
-    }}""")
+        ssl_session_cache shared:TLS:10m;"""))
             p = self.spawn("nginx-tls", argv, PROXY_CORE)
             if not wait_port(port, p):
                 raise SystemExit("bench: nginx-tls did not start: " + self.read_log("nginx-tls"))
