@@ -68,7 +68,7 @@ let package = Package(
         .target(
             name: "LatchkeyConfig",
             dependencies: [
-                "LatchkeyLoop", "LatchkeySystem", "LatchkeyUpstream", "LatchkeyLogging",
+                "LatchkeyLoop", "LatchkeySystem", "LatchkeyUpstream", "LatchkeyLogging", "LatchkeyTLS",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ]
@@ -123,12 +123,12 @@ let package = Package(
         .testTarget(name: "LatchkeyUpstreamTests", dependencies: ["LatchkeyUpstream", "LatchkeyHTTP", "LatchkeyLoop", "CCurlShims", "LatchkeyTestSupport"]),
         .testTarget(
             name: "LatchkeyAuthTests",
-            dependencies: ["LatchkeyAuth", "LatchkeyConfig", "LatchkeyHTTP", "LatchkeyLoop", "LatchkeySystem", "LatchkeyUpstream", "COpenSSL", "LatchkeyTestSupport"]
+            dependencies: ["LatchkeyAuth", "LatchkeyConfig", "LatchkeyHTTP", "LatchkeyLoop", "LatchkeySystem", "LatchkeyUpstream", "LatchkeyTLS", "COpenSSL", "LatchkeyTestSupport"]
         ),
         .testTarget(
             name: "LatchkeyConfigTests",
             dependencies: [
-                "LatchkeyConfig", "LatchkeyAuth", "LatchkeyUpstream", "LatchkeyTestSupport", .product(name: "Logging", package: "swift-log"),
+                "LatchkeyConfig", "LatchkeyAuth", "LatchkeyUpstream", "LatchkeyTLS", "LatchkeyTestSupport", .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

@@ -19,10 +19,15 @@ public enum ConfigLoader {
         public var checkExternal: Bool
         /// Where `env:` secrets are looked up.
         public var environment: [String: String]
+        /// Told each warning of a configuration that loads (a certificate that expires
+        /// within 7 days), placed as problems are.
+        public var warn: @Sendable (ConfigProblem) -> Void
 
-        public init(checkExternal: Bool = true, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        public init(checkExternal: Bool = true, environment: [String: String] = ProcessInfo.processInfo.environment,
+                    warn: @escaping @Sendable (ConfigProblem) -> Void = { _ in }) {
             self.checkExternal = checkExternal
             self.environment = environment
+            self.warn = warn
         }
     }
 
@@ -65,6 +70,7 @@ public enum ConfigLoader {
         guard pending.isEmpty else {
             throw ConfigErrors(index.place(pending, file: sourceName))
         }
+        index.place(validator.diagnostics.warnings, file: sourceName).forEach(options.warn)
         return config
     }
 

@@ -56,10 +56,17 @@ struct PendingProblem: Sendable {
 /// Collects problems in the order they are found.
 struct Diagnostics: Sendable {
     var problems: [PendingProblem] = []
+    /// What works but will not for long (a certificate about to expire): reported, never
+    /// a reason to refuse the configuration.
+    var warnings: [PendingProblem] = []
 
     var isEmpty: Bool { problems.isEmpty }
 
     mutating func error(_ path: ConfigPath, _ message: String, expected: String? = nil) {
         problems.append(PendingProblem(path: path, message: message, expected: expected))
+    }
+
+    mutating func warning(_ path: ConfigPath, _ message: String) {
+        warnings.append(PendingProblem(path: path, message: message))
     }
 }

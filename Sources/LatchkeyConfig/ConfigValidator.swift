@@ -37,10 +37,13 @@ struct ConfigValidator {
         let routes = validateRoutes(root?.list("routes"), at: ConfigPath.root / "routes", listeners: listeners, credentials: credentials, identities: identities)
         let limits = validateLimits(root?.mapping("limits", ConfigKeys.limits, expected: "a mapping"))
         let logging = validateLogging(root?.mapping("logging", ConfigKeys.logging, expected: "a mapping"))
-        return Config(
+        let config = Config(
             server: server, listeners: listeners.configs, routes: routes,
             credentials: credentials.sources, identities: identities.configs, store: store, limits: limits, logging: logging
         )
+        // A listener entry that did not decode shifts the indexes: its problem comes first.
+        if options.checkExternal, listeners.complete { checkCertificateFiles(of: config) }
+        return config
     }
 
     // MARK: server

@@ -78,6 +78,11 @@ public struct FileDescriptor: Sendable, Hashable {
         _ = try systemCall("fsync") { fsync(rawValue) }
     }
 
+    /// fchmod(2): `permissions` exactly, whatever the umask took away when the file was made.
+    public func setPermissions(_ permissions: mode_t) throws(SystemError) {
+        _ = try systemCall("fchmod") { fchmod(rawValue, permissions) }
+    }
+
     /// fstat(2).
     public func status() throws(SystemError) -> FileStatus {
         var info = stat()

@@ -12,7 +12,10 @@ struct CheckCommand: ParsableCommand {
         discussion: """
             Exits 0 and prints a summary when the configuration is valid; otherwise prints each \
             problem on its own line to standard error and exits 1. Secret files, environment \
-            variables and TLS files are checked too, unless --skip-secrets is given.
+            variables and TLS files are checked too, unless --skip-secrets is given: a \
+            certificate or key file that cannot be read, is not PEM or is cut short, an expired \
+            or not yet valid certificate, a key that is not the certificate's or that others \
+            can read. A certificate that expires within 7 days is a warning.
             """
     )
 
@@ -24,7 +27,8 @@ struct CheckCommand: ParsableCommand {
 
     func run() throws {
         do {
-            let loaded = try ConfigLoader.load(path: config, options: .init(checkExternal: !skipSecrets))
+            let options = ConfigLoader.Options(checkExternal: !skipSecrets, warn: { say("warning: \($0)") })
+            let loaded = try ConfigLoader.load(path: config, options: options)
             let listeners = loaded.listeners.count
             let routes = loaded.routes.count
             print("config OK: \(listeners) listener\(listeners == 1 ? "" : "s"), \(routes) route\(routes == 1 ? "" : "s")")

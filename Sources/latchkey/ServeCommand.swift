@@ -126,7 +126,7 @@ struct ServeCommand: ParsableCommand {
 
     private func loadConfig() throws -> Config {
         do {
-            if let path = config { return try ConfigLoader.load(path: path) }
+            if let path = config { return try ConfigLoader.load(path: path, options: .init(warn: { say("warning: \($0)") })) }
             return try Config.quickStart(listen: listen, upstream: upstream!, headers: headers, bearerTokenFile: bearerTokenFile)
         } catch {
             throw CommandFailure(error.description)

@@ -26,6 +26,7 @@ enum PrivateFile {
         static let lockFile = Kind(noun: "store lock file", privateMode: "600")
         static let refreshLockFile = Kind(noun: "refresh lock file", privateMode: "600")
         static let routeIdentities = Kind(noun: "route identity file", privateMode: "600")
+        static let certificateAuthorityKey = Kind(noun: "CA key file", privateMode: "600")
         static let keyFile = Kind(noun: "key file", privateMode: "600", followsLinks: true, rootMayOwn: true)
         static let systemdCredential = Kind(noun: "systemd credential", privateMode: "600", followsLinks: true, checksPermissions: false)
     }
@@ -98,11 +99,13 @@ enum PrivateFile {
     /// Replaces `path` so that a reader sees the old file or the new one, never a part,
     /// and the new one survives a crash: a fresh 0600 file beside it, written whole,
     /// fsync'ed, renamed over the old one, then the directory fsync'ed so that the rename
-    /// itself is on disk.
-    static func replace(_ path: String, in directory: String, with bytes: [UInt8]) throws(TokenStoreError) {
+    /// itself is on disk. `permissions` other than 0600 are for public files (a CA
+    /// certificate).
+    static func replace(_ path: String, in directory: String, with bytes: [UInt8], permissions: mode_t = 0o600) throws(TokenStoreError) {
         let (temporary, file) = try createTemporary(beside: path, in: directory)
         do throws(SystemError) {
             defer { file.close() }
+            if permissions != 0o600 { try file.setPermissions(permissions) }
             try file.write(bytes)
             try file.sync()
         } catch {

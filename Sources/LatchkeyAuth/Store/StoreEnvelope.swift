@@ -28,7 +28,7 @@ enum StoreEnvelope {
             var plaintext = Array(try JSONEncoder.store.encode(record))
             defer { StoreKey.wipe(&plaintext) }
             let sealed = try StoreCipher.seal(plaintext, additionalData: additionalData(identity), key: key)
-            return Array(try JSONEncoder.store.encode(Sealed(sealed)))
+            return Array(try JSONEncoder.store.encode(SealedDocument(sealed, format: format)))
         } catch let error as CryptoError {
             throw TokenStoreError(.writeFailed, "cannot seal the token of identity \(identity): \(error)")
         } catch {
@@ -60,7 +60,7 @@ enum StoreEnvelope {
         guard cipher == Self.cipher else {
             throw TokenStoreError(.unsupportedFormat, "\(entry) is sealed with a cipher this version of Latchkey does not know")
         }
-        guard let sealed = (try? JSONDecoder().decode(Sealed.self, from: data))?.sealed,
+        guard let sealed = (try? JSONDecoder().decode(SealedDocument.self, from: data))?.sealed,
               sealed.nonce.count == StoreCipher.nonceBytes, sealed.tag.count == StoreCipher.tagBytes
         else { throw corrupt("its sealed fields are malformed") }
         guard let key else {
@@ -118,30 +118,11 @@ enum StoreEnvelope {
     private enum FormatKey: String, CodingKey {
         case format
     }
-
-    private struct Sealed: Codable {
-        var format = StoreEnvelope.format
-        var cipher = StoreEnvelope.cipher
-        var nonce: String
-        var ciphertext: String
-        var tag: String
-
-        init(_ sealed: StoreCipher.Sealed) {
-            nonce = Base64URL.encode(sealed.nonce)
-            ciphertext = Base64URL.encode(sealed.ciphertext)
-            tag = Base64URL.encode(sealed.tag)
-        }
-
-        var sealed: StoreCipher.Sealed? {
-            guard let nonce = Base64URL.decode(nonce), let ciphertext = Base64URL.decode(ciphertext), let tag = Base64URL.decode(tag) else { return nil }
-            return StoreCipher.Sealed(nonce: nonce, ciphertext: ciphertext, tag: tag)
-        }
-    }
 }
 
 extension JSONEncoder {
     /// Sorted keys: the same record always makes the same bytes.
-    fileprivate static var store: JSONEncoder {
+    static var store: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder

@@ -1,5 +1,4 @@
 import COpenSSL
-import COpenSSLShims
 
 /// What the completed handshake agreed, read back from the SSL object.
 extension TLSSession {
@@ -10,7 +9,7 @@ extension TLSSession {
             alpn: selectedProtocol,
             resumed: SSL_session_reused(ssl) == 1,
             serverName: SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name).map { String(cString: $0) },
-            clientSubject: SSL_get0_peer_certificate(ssl).map { Self.rfc2253(X509_get_subject_name($0)) })
+            clientSubject: SSL_get1_peer_certificate(ssl).map { Certificate(taking: $0).subject })
     }
 
     private var selectedProtocol: String? {
@@ -19,15 +18,5 @@ extension TLSSession {
         SSL_get0_alpn_selected(ssl, &name, &length)
         guard let name, length > 0 else { return nil }
         return String(decoding: UnsafeBufferPointer(start: name, count: Int(length)), as: UTF8.self)
-    }
-
-    /// X509_NAME_print_ex with RFC 2253's flags ("CN=svc,O=example").
-    private static func rfc2253(_ name: OpaquePointer?) -> String {
-        guard let bio = BIO_new(BIO_s_mem()) else { return "" }
-        defer { BIO_free(bio) }
-        guard X509_NAME_print_ex(bio, name, 0, LK_XN_FLAG_RFC2253) >= 0 else { return "" }
-        var text = [UInt8](repeating: 0, count: Int(BIO_ctrl_pending(bio)))
-        let count = BIO_read(bio, &text, Int32(text.count))
-        return String(decoding: text.prefix(max(0, Int(count))), as: UTF8.self)
     }
 }
