@@ -19,7 +19,11 @@ from support import TOKEN, config, wait_until
 from tls_support import (HALF_CLIENT_HELLO, Certs, Pair, get, https, output, peer_serial, raw, read_until_closed, s_client,
                          tls_listener)
 
-REQUEST = b"GET /echo/s-client HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+
+
+def request(port: int) -> bytes:
+    """What s_client sends once the handshake is done."""
+    return f"GET /echo/s-client HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode()
 
 
 @pytest.fixture
@@ -95,14 +99,14 @@ def test_openssl_s_client_versions_and_alpn(latchkey, upstream, ca, server_cert)
     old = s_client(port, *verify, "-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0")
     assert old.returncode != 0 and "protocol version" in output(old), output(old)
     for version in ("1_2", "1_3"):
-        done = s_client(port, *verify, f"-tls{version}", request=REQUEST)
+        done = s_client(port, *verify, f"-tls{version}", request=request(port))
         text = output(done)
         assert done.returncode == 0 and f"Protocol  : TLSv{version.replace('_', '.')}" in text, text
         assert "Verify return code: 0 (ok)" in text and "HTTP/1.1 200" in text, text
 
-    alpn = s_client(port, *verify, "-alpn", "http/1.1", request=REQUEST)
+    alpn = s_client(port, *verify, "-alpn", "http/1.1", request=request(port))
     assert "ALPN protocol: http/1.1" in output(alpn) and "HTTP/1.1 200" in output(alpn), output(alpn)
-    both = s_client(port, *verify, "-alpn", "h2,http/1.1", request=REQUEST)
+    both = s_client(port, *verify, "-alpn", "h2,http/1.1", request=request(port))
     assert "ALPN protocol: http/1.1" in output(both), output(both)
     h2 = s_client(port, *verify, "-alpn", "h2")
     assert h2.returncode != 0 and "no application protocol" in output(h2), output(h2)
@@ -115,9 +119,9 @@ def test_sessions_resume(latchkey, upstream, ca, server_cert, tmp_path, version)
     _, port = serve_tls(latchkey, upstream, tls_listener(server_cert))
     session = tmp_path / f"session-{version}.pem"
     args = ("-CAfile", str(ca.cert), f"-tls{version}")
-    first = s_client(port, *args, "-sess_out", str(session), request=REQUEST)
+    first = s_client(port, *args, "-sess_out", str(session), request=request(port))
     assert "New, TLSv1." in output(first) and session.exists(), output(first)
-    again = s_client(port, *args, "-sess_in", str(session), request=REQUEST)
+    again = s_client(port, *args, "-sess_in", str(session), request=request(port))
     assert f"Reused, TLSv{version.replace('_', '.')}" in output(again), output(again)
     assert "HTTP/1.1 200" in output(again)
     assert handshakes(port, ca, "resumed") == 1
@@ -181,7 +185,7 @@ def test_mtls_accepts_a_client_certificate_of_the_ca_and_refuses_others(latchkey
     for refused in (curl(), curl("--cert", str(mallory.cert), "--key", str(mallory.key))):
         assert refused.returncode != 0 and refused.stdout in ("", "000"), refused
     for version in ("-tls1_2", "-tls1_3"):  # the refusal comes at once in 1.2, after the client's Finished in 1.3
-        refused = s_client(port, "-CAfile", str(ca.cert), version, request=REQUEST)
+        refused = s_client(port, "-CAfile", str(ca.cert), version, request=request(port))
         assert "HTTP/1.1 200" not in output(refused), output(refused)
     assert len([line for line in proxy.log_lines() if "mtls-marker" in line]) == 1
     for reason in ("no_client_certificate", "client_certificate_rejected"):
@@ -221,6 +225,7 @@ def test_truncated_client_hellos_do_not_disturb_other_clients(latchkey, upstream
     proxy, port = serve_tls(latchkey, upstream, tls_listener(server_cert))
     kept = https(port, ca.cert)
     assert get(kept, "/echo/0")[0] == 200
+    closed_before = handshakes(port, ca, "closed")  # the launcher's connection probes count too
     for i in range(20):
         with raw(port) as sock:
             sock.sendall(HALF_CLIENT_HELLO)
@@ -231,7 +236,7 @@ def test_truncated_client_hellos_do_not_disturb_other_clients(latchkey, upstream
     assert get(fresh, "/echo/fresh")[0] == 200
     fresh.close()
     kept.close()
-    assert wait_until(lambda: handshakes(port, ca, "closed") == 20, timeout=5), proxy.log_tail()
+    assert wait_until(lambda: handshakes(port, ca, "closed") == closed_before + 20, timeout=5), proxy.log_tail()
     assert proxy.alive()
 
 
@@ -276,7 +281,7 @@ def test_check_names_the_broken_certificate_file(latchkey, upstream, certs, ca, 
     mismatched = Pair(server_cert.cert, other.key)
     text = check(latchkey, upstream, mismatched)
     assert str(other.key) in text or str(server_cert.cert) in text, text
-    assert "match" in text, text
+    assert re.search(r"match|belong", text), text
 
     readable = certs.leaf(ca, "readable")
     readable.key.chmod(0o644)

@@ -60,7 +60,7 @@ class Certs:
         ext = self._extensions(name, ["basicConstraints = critical,CA:TRUE,pathlen:0",
                                       "keyUsage = critical,keyCertSign,cRLSign",
                                       "subjectKeyIdentifier = hash"])
-        openssl("req", "-x509", "-new", "-key", str(key), "-subj", subject, "-days", "30", "-sha256",
+        openssl("req", "-x509", "-new", "-key", str(key), "-subj", subject, "-days", "90", "-sha256",
                 "-config", str(ext), "-extensions", "ext", "-out", str(cert))
         return Pair(cert, key, subject=subject)
 
@@ -86,7 +86,7 @@ class Certs:
         serial = secrets.randbits(63) | (1 << 62)
         if dates is None:
             openssl("x509", "-req", "-in", str(csr), "-CA", str(ca.cert), "-CAkey", str(ca.key),
-                    "-set_serial", str(serial), "-days", "7", "-sha256", "-extfile", str(ext),
+                    "-set_serial", str(serial), "-days", "30", "-sha256", "-extfile", str(ext),
                     "-extensions", "ext", "-out", str(cert))
         else:
             self._sign_with_dates(ca, csr, cert, ext, serial, dates)
