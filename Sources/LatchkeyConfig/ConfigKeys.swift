@@ -2,13 +2,15 @@
 /// of an unknown key lists them. A new key goes into its list here and is read where the
 /// validator reads its neighbours.
 enum ConfigKeys {
-    static let root = ["server", "listeners", "credentials", "identities", "store", "routes", "limits", "logging"]
+    static let root = ["server", "listeners", "credentials", "identities", "store", "routes", "limits", "logging", "ca"]
     static let server = ["loops", "grace_period"]
     /// `store: { type: file, path: DIR, key_file: FILE }` or
     /// `store: { type: redis, url: URL, key_prefix: TEXT, password: SECRET, key_file: FILE }`.
     static let store = ["type", "path", "key_file", "url", "key_prefix", "password"]
-    static let listener = ["name", "listen", "allowed_hosts", "allowed_origins", "inbound"]
-    static let inbound = ["shared_secret", "session", "open"]
+    static let listener = ["name", "listen", "allowed_hosts", "allowed_origins", "inbound", "tls"]
+    /// `tls: { cert_file, key_file }` or `tls: { local_ca: true }`.
+    static let listenerTLS = ["cert_file", "key_file", "local_ca", "handshake_timeout"]
+    static let inbound = ["shared_secret", "session", "open", "client_ca_file"]
     static let session = ["key_file", "previous_key_files", "lifetime", "link_lifetime"]
     static let sharedSecret = ["header", "value", "env", "file"]
     /// A secret: exactly one of `value` (inline), `env` (variable name) or `file` (path).
@@ -34,6 +36,8 @@ enum ConfigKeys {
         "head_timeout", "idle_timeout", "body_timeout",
     ]
     static let logging = ["level", "format", "access_log"]
+    /// `ca: { cert_file, key_file }`: the user's own CA for `local_ca` listeners.
+    static let ca = ["cert_file", "key_file"]
     static let identity = [
         "grant", "grant_type", "params", "token_url", "client_id", "client_secret", "client_auth",
         "username", "password", "refresh_token", "token", "scope", "audience", "resource",
@@ -58,7 +62,7 @@ enum ConfigKeys {
     /// Every key outside identities (whose keys the README's grant sections document), and
     /// those of recipes, for the reference config's test.
     static let inReference = Set(
-        root + server + store + listener + inbound + session + sharedSecret + secret + route + renewOn + handoff + upstream
-            + injection + cookies + limits + logging + recipe + recipeStep + recipeRequest + recipeExpect + recipeCapture
+        root + server + store + listener + listenerTLS + inbound + session + sharedSecret + secret + route + renewOn + handoff + upstream
+            + injection + cookies + limits + logging + ca + recipe + recipeStep + recipeRequest + recipeExpect + recipeCapture
     )
 }

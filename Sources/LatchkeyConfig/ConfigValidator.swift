@@ -24,6 +24,7 @@ struct ConfigValidator {
 
     static let defaultListen = ListenAddress.tcp(host: "127.0.0.1", port: 8080)
     static let defaultSharedSecretHeader = "X-Latchkey-Secret"
+    static let inboundChecks = "shared_secret, session, client_ca_file or open: true"
     static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
     /// - Parameter document: the root node; nil for an empty document.
@@ -37,9 +38,10 @@ struct ConfigValidator {
         let routes = validateRoutes(root?.list("routes"), at: ConfigPath.root / "routes", listeners: listeners, credentials: credentials, identities: identities)
         let limits = validateLimits(root?.mapping("limits", ConfigKeys.limits, expected: "a mapping"))
         let logging = validateLogging(root?.mapping("logging", ConfigKeys.logging, expected: "a mapping"))
+        let ca = validateCertificateAuthority(root?.mapping("ca", ConfigKeys.ca, expected: "a mapping with cert_file and key_file"))
         let config = Config(
             server: server, listeners: listeners.configs, routes: routes,
-            credentials: credentials.sources, identities: identities.configs, store: store, limits: limits, logging: logging
+            credentials: credentials.sources, identities: identities.configs, store: store, limits: limits, logging: logging, ca: ca
         )
         // A listener entry that did not decode shifts the indexes: its problem comes first.
         if options.checkExternal, listeners.complete { checkCertificateFiles(of: config) }
@@ -148,19 +150,27 @@ struct ConfigValidator {
                 }
             }
 
-            let inbound = validateInbound(listener.mapping("inbound", ConfigKeys.inbound, expected: "a mapping with shared_secret, session or open"))
+            let tls = listener.mapping("tls", ConfigKeys.listenerTLS, expected: "a mapping with cert_file and key_file, or local_ca: true")
+                .flatMap { validateListenerTLS($0, address: address) }
+            let inbound = validateInbound(listener.mapping("inbound", ConfigKeys.inbound, expected: "a mapping with \(Self.inboundChecks)"))
+            if case .clientCertificate = inbound, listener.node("tls") == nil {
+                diagnostics.error(itemPath / "inbound" / "client_ca_file",
+                                  "client certificates are asked for in a TLS handshake, and this listener has no tls",
+                                  expected: "tls: on this listener (\(Self.tlsCertificateExpectation)), or another inbound check")
+            }
             if let address, inbound == .loopbackOnly, !ConfigSyntax.isLocalOnly(address) {
                 diagnostics.error(
                     itemPath / "listen",
                     "a listener on \(address) can be reached from other machines and would let them use the credentials; "
                         + "add inbound.shared_secret to require a secret header, inbound.session for browsers with a login link, "
+                        + "inbound.client_ca_file (with tls) to require a client certificate, "
                         + "or inbound.open: true to allow anyone who can reach it",
-                    expected: "inbound.shared_secret, inbound.session or inbound.open: true"
+                    expected: "inbound.shared_secret, inbound.session, inbound.client_ca_file or inbound.open: true"
                 )
             }
             result.configs.append(ListenerConfig(
                 name: name, address: address ?? Self.defaultListen, allowedHosts: allowedHosts, allowedOrigins: allowedOrigins,
-                inbound: inbound
+                inbound: inbound, tls: tls
             ))
         }
         return result
@@ -173,17 +183,21 @@ struct ConfigValidator {
         let open = openValue ?? false
         let sharedSecret = raw.mapping("shared_secret", ConfigKeys.sharedSecret, expected: "a mapping with header and one of value, env, file")
         let session = raw.mapping("session", ConfigKeys.session, expected: "a mapping with key_file")
-        let given = [sharedSecret.map { _ in "shared_secret" }, session.map { _ in "session" }, open ? "open: true" : nil]
-            .compactMap { $0 }
+        let clientCAGiven = raw.node("client_ca_file") != nil
+        let given = [
+            sharedSecret.map { _ in "shared_secret" }, session.map { _ in "session" }, clientCAGiven ? "client_ca_file" : nil,
+            open ? "open: true" : nil,
+        ].compactMap { $0 }
         if given.count > 1 {
-            diagnostics.error(path, "more than one check (\(given.joined(separator: ", ")))", expected: "one of shared_secret, session or open: true")
+            diagnostics.error(path, "more than one check (\(given.joined(separator: ", ")))", expected: "one of \(Self.inboundChecks)")
             return .loopbackOnly
         }
         if open { return .open }
+        if clientCAGiven { return clientCAFile(raw).map(InboundAccess.clientCertificate) ?? .loopbackOnly }
         if let session { return validateSession(session).map(InboundAccess.session) ?? .loopbackOnly }
         guard let shared = sharedSecret else {
             if openValue == nil {
-                diagnostics.error(path, "inbound names no check", expected: "shared_secret, session or open: true")
+                diagnostics.error(path, "inbound names no check", expected: Self.inboundChecks)
             }
             return .loopbackOnly
         }

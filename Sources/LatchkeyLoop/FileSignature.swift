@@ -38,6 +38,11 @@ public struct FileSignature: Equatable, Sendable {
     public var isRecent: Bool {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        return max(modified, changed) >= Int64(now.tv_sec) - 2
+        return isRecent(at: Int64(now.tv_sec))
+    }
+
+    /// `isRecent` at `now` (seconds since the epoch), for callers with a clock of their own.
+    public func isRecent(at now: Int64) -> Bool {
+        max(modified, changed) >= now - 2
     }
 }

@@ -59,6 +59,8 @@ import LatchkeyConfig
         #expect(try config.loginLink(route: "web", listener: nil, host: "10.0.0.5:8443", now: Date()).hasPrefix("http://10.0.0.5:8443/"))
         #expect(throws: RuntimeError.self) { try config.loginLink(route: "api", listener: nil, host: nil, now: Date()) }
         #expect(throws: RuntimeError.self) { try config.loginLink(route: "nope", listener: nil, host: nil, now: Date()) }
+        config.listeners[0].tls = ListenerTLSConfig(certificate: .localCA)
+        #expect(try config.loginLink(route: "web", listener: nil, host: nil, now: Date()).hasPrefix("https://laptop.local:8443/"))
         config.listeners[0].allowedHosts = []
         do {
             _ = try config.loginLink(route: "web", listener: nil, host: nil, now: Date())

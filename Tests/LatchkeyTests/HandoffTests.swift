@@ -39,18 +39,27 @@ import Testing
     }
 
     @Test func handoffCookiesLoseDomainAndSecureAndGetTheRoutesPath() {
-        let rewriter = ResponseRewriter(route: route, clientHost: "127.0.0.1:8080", clientOnLoopback: true)
+        let rewriter = ResponseRewriter(route: route, clientHost: "127.0.0.1:8080", clientOnLoopback: true, clientUsesTLS: false)
         #expect(rewriter.rewriteHandoffCookie("session=abc; Domain=.basecamp.example; Path=/4242/projects; Secure; HttpOnly; SameSite=Lax")
             == "session=abc; Path=/app/projects; HttpOnly; SameSite=Lax")
         // No Path: the browser would scope it to the redirect's path; the route's prefix instead.
         #expect(rewriter.rewriteHandoffCookie("session=abc; Max-Age=3600") == "session=abc; Max-Age=3600; Path=/app")
         // Whatever the route says about relayed cookies.
-        let keeping = ResponseRewriter(route: Self.route(prefix: "/"), clientHost: nil, clientOnLoopback: false)
+        let keeping = ResponseRewriter(route: Self.route(prefix: "/"), clientHost: nil, clientOnLoopback: false, clientUsesTLS: false)
         #expect(keeping.rewriteHandoffCookie("s=1; domain=x.example; path=/; secure") == "s=1; Path=/")
     }
 
+    @Test func overTLSHandoffCookiesAndMarksAreSecure() throws {
+        let rewriter = ResponseRewriter(route: route, clientHost: "127.0.0.1:8443", clientOnLoopback: true, clientUsesTLS: true)
+        #expect(rewriter.rewriteHandoffCookie("session=abc; Domain=.basecamp.example; Secure; HttpOnly")
+            == "session=abc; Secure; HttpOnly; Path=/app")
+        #expect(try marks.guardCookie(route: route, target: "/app", secure: true, now: now).hasSuffix("; HttpOnly; SameSite=Lax; Secure"))
+        #expect(HandoffMarks.handedOffCookie(route: route, secure: true) == "latchkey_handed_off=1; Path=/app; HttpOnly; SameSite=Lax; Secure")
+        #expect(HandoffMarks.clearingGuard(route: route, secure: true) == "latchkey_handoff=; Max-Age=0; Path=/app; HttpOnly; SameSite=Lax; Secure")
+    }
+
     @Test func theGuardHoldsForItsRouteAndPageUntilItExpires() throws {
-        let setCookie = try marks.guardCookie(route: route, target: "/app/projects?x=1", now: now)
+        let setCookie = try marks.guardCookie(route: route, target: "/app/projects?x=1", secure: false, now: now)
         #expect(setCookie.hasSuffix("; Max-Age=60; Path=/app; HttpOnly; SameSite=Lax"))
         let presented = fields(cookie: "other=1; " + value(setCookie))
         #expect(marks.isGuarded(presented, route: route, target: "/app/projects?x=1", now: now.addingTimeInterval(60)))
@@ -61,7 +70,7 @@ import Testing
     }
 
     @Test func aGuardSignedByAnotherProcessOrAlteredIsNotOne() throws {
-        let setCookie = try marks.guardCookie(route: route, target: "/app", now: now)
+        let setCookie = try marks.guardCookie(route: route, target: "/app", secure: false, now: now)
         let stranger = HandoffMarks(signer: MessageSigner(key: Array(repeating: 8, count: 32)))
         #expect(!stranger.isGuarded(fields(cookie: value(setCookie)), route: route, target: "/app", now: now))
         let later = value(setCookie).replacingOccurrences(of: "latchkey_handoff=18", with: "latchkey_handoff=19")
@@ -69,10 +78,10 @@ import Testing
     }
 
     @Test func theHandedOffMarkAndTheGuardsRemoval() {
-        #expect(HandoffMarks.handedOffCookie(route: route) == "latchkey_handed_off=1; Path=/app; HttpOnly; SameSite=Lax")
+        #expect(HandoffMarks.handedOffCookie(route: route, secure: false) == "latchkey_handed_off=1; Path=/app; HttpOnly; SameSite=Lax")
         #expect(HandoffMarks.hasHandedOff(fields(cookie: "a=1; latchkey_handed_off=1")))
         #expect(!HandoffMarks.hasHandedOff(fields(cookie: "a=1; xlatchkey_handed_off=1")))
-        #expect(HandoffMarks.clearingGuard(route: route) == "latchkey_handoff=; Max-Age=0; Path=/app; HttpOnly; SameSite=Lax")
+        #expect(HandoffMarks.clearingGuard(route: route, secure: false) == "latchkey_handoff=; Max-Age=0; Path=/app; HttpOnly; SameSite=Lax")
     }
 
     @Test func theProxysOwnCookiesNeverGoUpstream() {

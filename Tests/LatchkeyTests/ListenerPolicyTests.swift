@@ -38,13 +38,26 @@ import Testing
 
     @Test func crossSiteDetection() {
         let host = "127.0.0.1:8080"
-        #expect(CrossSiteCheck.isCrossSite(["Sec-Fetch-Site": "cross-site"], host: host))
-        #expect(CrossSiteCheck.isCrossSite(["Origin": "https://evil.example"], host: host))
-        #expect(CrossSiteCheck.isCrossSite(["Origin": "null"], host: host))
-        #expect(!CrossSiteCheck.isCrossSite(["Origin": "http://127.0.0.1:8080"], host: host))
-        #expect(!CrossSiteCheck.isCrossSite(["Sec-Fetch-Site": "same-origin"], host: host))
-        #expect(!CrossSiteCheck.isCrossSite(["Sec-Fetch-Site": "none"], host: host))
-        #expect(!CrossSiteCheck.isCrossSite([:], host: host))
+        #expect(CrossSiteCheck.isCrossSite(["Sec-Fetch-Site": "cross-site"], host: host, overTLS: false))
+        #expect(CrossSiteCheck.isCrossSite(["Origin": "https://evil.example"], host: host, overTLS: false))
+        #expect(CrossSiteCheck.isCrossSite(["Origin": "null"], host: host, overTLS: false))
+        #expect(!CrossSiteCheck.isCrossSite(["Origin": "http://127.0.0.1:8080"], host: host, overTLS: false))
+        #expect(!CrossSiteCheck.isCrossSite(["Sec-Fetch-Site": "same-origin"], host: host, overTLS: false))
+        #expect(!CrossSiteCheck.isCrossSite(["Sec-Fetch-Site": "none"], host: host, overTLS: false))
+        #expect(!CrossSiteCheck.isCrossSite([:], host: host, overTLS: false))
+    }
+
+    @Test func overTLSTheSameOriginIsHTTPS() {
+        let host = "localhost:8443"
+        #expect(!CrossSiteCheck.isCrossSite(["Origin": "https://localhost:8443"], host: host, overTLS: true))
+        #expect(CrossSiteCheck.isCrossSite(["Origin": "http://localhost:8443"], host: host, overTLS: true))
+        #expect(CrossSiteCheck.isCrossSite(["Origin": "https://localhost:8443"], host: host, overTLS: false))
+    }
+
+    @Test func aTLSListenersCookiesAreSecure() throws {
+        let tls = ListenerConfig(name: "lan", address: .tcp(host: "127.0.0.1", port: 8443), tls: ListenerTLSConfig(certificate: .localCA))
+        #expect(try ListenerPolicy(config: tls, bound: .ipv4(host: "127.0.0.1", port: 8443)).clientsUseTLS)
+        #expect(!policy().clientsUseTLS)
     }
 
     @Test func constantTimeComparison() {

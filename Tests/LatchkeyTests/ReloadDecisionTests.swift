@@ -73,6 +73,31 @@ import Testing
         ])
     }
 
+    @Test func turningTLSOnOrOffNeedsARestart() throws {
+        let tls = Self.running.replacingOccurrences(of: #"listen: "127.0.0.1:8080" }"#, with: #"listen: "127.0.0.1:8080", tls: { local_ca: true } }"#)
+        #expect(tls != Self.running)
+        let problems = try Self.refusal(tls)
+        #expect(problems == ["/etc/latchkey.yaml: listeners[0].tls: changes only with a restart (running: none, plain HTTP)"])
+    }
+
+    @Test func aTLSListenersCertificateChangesOnReloadItsHandshakeTimeoutDoesNot() throws {
+        func config(_ tls: String) throws -> Config {
+            try Self.load(Self.running.replacingOccurrences(of: #"listen: "127.0.0.1:8080" }"#, with: #"listen: "127.0.0.1:8080", tls: \#(tls) }"#))
+        }
+        let running = try config("{ local_ca: true }")
+        let files = try config("{ cert_file: /etc/tls/cert.pem, key_file: /etc/tls/key.pem }")
+        guard case .apply = ReloadDecision(running: running, loaded: files, file: "f.yaml") else {
+            Issue.record("new certificate files must not need a restart")
+            return
+        }
+        let slower = try config("{ local_ca: true, handshake_timeout: 30s }")
+        guard case .refuse(let problems) = ReloadDecision(running: running, loaded: slower, file: "f.yaml") else {
+            Issue.record("a new handshake timeout needs a restart")
+            return
+        }
+        #expect(problems.map(\.description) == ["f.yaml: listeners[0].tls.handshake_timeout: changes only with a restart (running: 10s)"])
+    }
+
     @Test func addingOrRemovingAListenerNeedsARestart() throws {
         let problems = try Self.refusal("""
             listeners:

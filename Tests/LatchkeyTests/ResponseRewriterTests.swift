@@ -5,12 +5,12 @@ import Testing
 
 @Suite struct ResponseRewriterTests {
     private func rewriter(prefix: String = "/gh", upstream: String = "https://api.example/v3", replacement: String? = "",
-                          cookies: CookieRewrite = .init(), loopback: Bool = true) -> ResponseRewriter {
+                          cookies: CookieRewrite = .init(), loopback: Bool = true, tls: Bool = false) -> ResponseRewriter {
         let config = Config(listeners: [ListenerConfig(name: "main", address: .tcp(host: "127.0.0.1", port: 8080))],
                             routes: [RouteConfig(name: "r", pathPrefix: prefix, upstream: UpstreamConfig(url: upstream),
                                                  prefixReplacement: replacement, cookies: cookies)])
         let route = RouteTable(config: config).match(listener: 0, path: Substring(prefix), host: nil)!
-        return ResponseRewriter(route: route, clientHost: "127.0.0.1:8080", clientOnLoopback: loopback)
+        return ResponseRewriter(route: route, clientHost: "127.0.0.1:8080", clientOnLoopback: loopback, clientUsesTLS: tls)
     }
 
     @Test func absoluteLocationOnTheUpstreamPointsBackAtTheProxy() {
@@ -45,6 +45,12 @@ import Testing
         #expect(rewriter(cookies: cookies, loopback: false).rewriteSetCookie("a=1; Secure") == "a=1; Secure")
     }
 
+    @Test func overTLSSecureIsKeptAndLinksPointAtHTTPS() {
+        let cookies = CookieRewrite(domain: .remove, mapPath: false, dropSecureOnLoopback: true)
+        #expect(rewriter(cookies: cookies, tls: true).rewriteSetCookie("a=1; Secure") == "a=1; Secure")
+        #expect(rewriter(tls: true).rewriteLocation("https://api.example/v3/users/1") == "https://127.0.0.1:8080/gh/users/1")
+    }
+
     @Test func rewriteTouchesOnlyLinkAndCookieFields() {
         var fields: HTTPFields = [HTTPField(name: "location", value: "https://api.example/v3/a"),
                                   HTTPField(name: "X-Other", value: "https://api.example/v3/a")]
@@ -60,7 +66,7 @@ import Testing
                             routes: [RouteConfig(name: "r", pathPrefix: "/", upstream: UpstreamConfig(url: "https://api.example"),
                                                  injections: [Injection(target: .query("api_key"), source: .credential("k"), template: CredentialTemplate())])])
         let route = RouteTable(config: config).match(listener: 0, path: "/", host: nil)!
-        let rewriter = ResponseRewriter(route: route, clientHost: "127.0.0.1:8080", clientOnLoopback: true)
+        let rewriter = ResponseRewriter(route: route, clientHost: "127.0.0.1:8080", clientOnLoopback: true, clientUsesTLS: false)
         #expect(rewriter.rewriteLocation("https://api.example/movie/?api_key=s3cret&page=2") == "http://127.0.0.1:8080/movie/?page=2")
         #expect(rewriter.rewriteLocation("/movie/?api_key=s3cret") == "/movie/")
         #expect(rewriter.rewriteLocation("/movie/?page=2") == "/movie/?page=2")

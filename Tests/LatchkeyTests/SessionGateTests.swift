@@ -33,6 +33,11 @@ import Testing
         #expect(!gate.admits(HTTPFields(), now: now))
     }
 
+    @Test func onATLSListenerTheSessionCookieIsSecure() throws {
+        let gate = SessionGate(signer: keyA, lifetime: .seconds(60), secureCookie: true)
+        #expect(try session(gate, signer: keyA, at: now).hasSuffix("; HttpOnly; SameSite=Lax; Secure"))
+    }
+
     @Test func eachLinkWorksOnceAndUntilItExpires() throws {
         let gate = SessionGate(signer: keyA, lifetime: .seconds(60))
         let token = try LoginLink.token(route: "web.app", signer: keyA, now: now, lifetime: .seconds(300))

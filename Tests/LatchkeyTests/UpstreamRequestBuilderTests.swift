@@ -17,11 +17,12 @@ import Testing
         RequestHead(method: "GET", target: target, version: .http1_1, fields: fields, framing: .none, keepAlive: true, expectsContinue: false)
     }
 
-    private func build(_ route: Route, _ head: RequestHead, secrets: [String: String] = ["tok": "s3cret value"]) -> (url: String, fields: HTTPFields) {
+    private func build(_ route: Route, _ head: RequestHead, secrets: [String: String] = ["tok": "s3cret value"],
+                       overTLS: Bool = false) -> (url: String, fields: HTTPFields) {
         let target = RequestTarget(head.target)!
         let request = UpstreamRequestBuilder.build(head: head, route: route, path: target.path, query: target.query,
                                                    clientHost: head.fields["Host"], peer: .ipv4(host: "127.0.0.1", port: 5555),
-                                                   removingField: "X-Inbound", credential: { injection in
+                                                   clientUsesTLS: overTLS, removingField: "X-Inbound", credential: { injection in
                                                        if case .credential(let name) = injection.source { secrets[name] } else { nil }
                                                    })
         return (request.url, request.fields)
@@ -97,6 +98,11 @@ import Testing
         #expect(out.fields["Authorization"] == "Bearer mine")
     }
 
+    @Test func aClientOnATLSListenerIsForwardedAsHTTPS() {
+        let out = build(route([]), head(["Host": "127.0.0.1:8443", "X-Forwarded-Proto": "http"]), overTLS: true)
+        #expect(out.fields.values(named: "X-Forwarded-Proto") == ["https"])
+    }
+
     // MARK: captures of recipe identities
 
     /// TMDB's route: the key, the session id the identity's recipe captured, and its token.
@@ -108,7 +114,8 @@ import Testing
 
     @Test func anInjectionThatNamesACaptureAttachesItInsteadOfTheToken() {
         let head = head(["Host": "h"], target: "/api/movie?session_id=forged&x=1")
-        let blueprint = RequestBlueprint(head: head, target: RequestTarget(head.target)!, clientHost: "h", peer: nil, inboundHeader: nil,
+        let blueprint = RequestBlueprint(head: head, target: RequestTarget(head.target)!, clientHost: "h", peer: nil, clientUsesTLS: false,
+                                         inboundHeader: nil,
                                          credentials: CredentialSnapshot(generation: 1, values: ["tok": "k"]))
         let token = IssuedToken(accessToken: "the token", generation: 1, captures: ["session_id": "s 1", "request_token": "r"])
         let request = blueprint.request(for: tmdbRoute, token: token, jar: nil)

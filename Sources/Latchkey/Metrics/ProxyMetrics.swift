@@ -12,6 +12,7 @@ struct ProxyMetrics: Sendable {
     let openConnections: [Meter]
     /// `latchkey_refused_requests_total{reason}`, by the `error` code of the proxy's answer.
     private let refusals: [String: Counter]
+    let tlsHandshakes: TLSHandshakeMetrics
 
     /// Every `error` code of an answer the proxy makes instead of forwarding, except the
     /// upstream failures (counted by kind, per route).
@@ -38,6 +39,7 @@ struct ProxyMetrics: Sendable {
         refusals = Dictionary(uniqueKeysWithValues: Self.refusalReasons.map { reason in
             (reason, Counter(label: "latchkey_refused_requests_total", dimensions: [("reason", reason)], factory: factory))
         })
+        tlsHandshakes = TLSHandshakeMetrics(config: config, factory: factory)
     }
 
     /// `next`, a reloaded configuration's, replaces these: the series of the routes it lacks

@@ -1,9 +1,11 @@
 import LatchkeyLogging
 import LatchkeyLoop
 import LatchkeyServer
+import LatchkeyTLS
 
 /// One line per request: method, route, status, bytes in and out, total and upstream
-/// time. The path's secret query values are redacted; headers are never logged.
+/// time, and on a TLS listener the protocol and the client certificate's subject. The
+/// path's secret query values are redacted; headers are never logged.
 ///
 /// Access lines go straight to the log sink in a fixed field order rather than through
 /// swift-log's metadata dictionary: at tens of thousands of requests a second, building
@@ -21,7 +23,7 @@ struct AccessLog: Sendable {
     ) {
         guard enabled, let sink else { return }
         var fields: [(key: String, value: LogValue)] = []
-        fields.reserveCapacity(11)
+        fields.reserveCapacity(13)
         fields.append(("method", .string(exchange.head.method)))
         fields.append(("path", .string(Self.redactedTarget(exchange.head.target, secret: route?.secretQueryParameters ?? secretQueryParameters))))
         if let route { fields.append(("route", .string(route.name))) }
@@ -31,9 +33,16 @@ struct AccessLog: Sendable {
         fields.append(("duration_ms", LogValue(milliseconds: now.since(exchange.receivedAt))))
         if let upstreamTime { fields.append(("upstream_ms", LogValue(milliseconds: upstreamTime))) }
         if let peer = exchange.peer?.host { fields.append(("client", .string(peer))) }
+        if let tls = exchange.tls { Self.append(tls, to: &fields) }
         fields.append(("listener", .integer(Int64(exchange.listener.index))))
         if exchange.aborted || outcome != nil { fields.append(("outcome", .string(outcome ?? "aborted"))) }
         sink.write(label: "latchkey.access", message: "request", fields: fields)
+    }
+
+    /// `tls` ("TLSv1.3") and, with mTLS, `client_subject` ("CN=svc,O=example").
+    static func append(_ tls: TLSConnectionInfo, to fields: inout [(key: String, value: LogValue)]) {
+        fields.append(("tls", .string(tls.protocolVersion)))
+        if let subject = tls.clientSubject { fields.append(("client_subject", .string(subject))) }
     }
 
     /// The request target with the values of secret query parameters replaced. A client

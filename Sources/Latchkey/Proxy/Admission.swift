@@ -137,9 +137,11 @@ final class Admission: Sendable {
         let inboundHeader: String? = if case .sharedSecret(let header, _) = policy.inbound { header } else { nil }
         let forward = Forward(
             route: route, identity: identity,
-            blueprint: RequestBlueprint(head: head, target: target, clientHost: host, peer: peer, inboundHeader: inboundHeader,
+            blueprint: RequestBlueprint(head: head, target: target, clientHost: host, peer: peer, clientUsesTLS: policy.clientsUseTLS,
+                                        inboundHeader: inboundHeader,
                                         credentials: credentials),
-            rewriter: ResponseRewriter(route: route, clientHost: host, clientOnLoopback: peer?.isLoopback ?? true))
+            rewriter: ResponseRewriter(route: route, clientHost: host, clientOnLoopback: peer?.isLoopback ?? true,
+                                       clientUsesTLS: policy.clientsUseTLS))
         if let handoff = route.handoff, !route.keepsCookies, let handoffCaller,
            let destination = requestedHandoff ?? (handoff.beforeFirstPage && BrowserNavigation.isNavigation(head)
                && !HandoffMarks.hasHandedOff(head.fields) ? head.target : nil) {

@@ -20,6 +20,6 @@ enum BrowserOriginCheck {
         // Fetch metadata: `same-site` is a page on another port of the same host (all of
         // localhost is one site), which is another origin to every browser check.
         if policy.refusesSameSite, fields["Sec-Fetch-Site"]?.lowercased() == "same-site" { return .otherSite }
-        return CrossSiteCheck.isCrossSite(fields, host: host) ? .otherSite : .allowed
+        return CrossSiteCheck.isCrossSite(fields, host: host, overTLS: policy.clientsUseTLS) ? .otherSite : .allowed
     }
 }

@@ -55,12 +55,13 @@ final class HandoffExchange: ExchangeHandler {
             fields.append(name: "Cache-Control", value: "no-store")
             for cookie in cookies { fields.append(name: "Set-Cookie", value: rewriter.rewriteHandoffCookie(cookie)) }
             do {
-                fields.append(name: "Set-Cookie", value: try context.handoffMarks.guardCookie(route: route, target: destination, now: Date()))
+                let mark = try context.handoffMarks.guardCookie(route: route, target: destination, secure: rewriter.clientUsesTLS, now: Date())
+                fields.append(name: "Set-Cookie", value: mark)
             } catch {
                 return fail(ErrorDocument(status: 500, error: "handoff_failed", message: "cannot sign the handoff's mark: \(error)",
                                           route: route.name))
             }
-            if handoff.beforeFirstPage { fields.append(name: "Set-Cookie", value: HandoffMarks.handedOffCookie(route: route)) }
+            if handoff.beforeFirstPage { fields.append(name: "Set-Cookie", value: HandoffMarks.handedOffCookie(route: route, secure: rewriter.clientUsesTLS)) }
             done = true
             handler.conclude(exchange, .answered(status: 303, fields: fields, outcome: "handoff"), route: route, in: context)
         case .failed(let document, let extraFields):

@@ -16,8 +16,9 @@ import LatchkeyHTTP
 /// - `latchkey_handed_off`: set by every handoff on a route with `before_first_page`, for
 ///   the browser session; a navigation without it gets its handoff before the page.
 ///
-/// Both are HttpOnly, SameSite=Lax (the redirect back is same-site) and scoped to the
-/// route's prefix; neither ever reaches the upstream (CookieHeader.removeProxyCookies).
+/// Both are HttpOnly, SameSite=Lax (the redirect back is same-site), Secure on a TLS
+/// listener (`secure`) and scoped to the route's prefix; neither ever reaches the upstream
+/// (CookieHeader.removeProxyCookies).
 struct HandoffMarks: Sendable {
     static let guardName = "latchkey_handoff"
     static let handedOffName = "latchkey_handed_off"
@@ -29,10 +30,10 @@ struct HandoffMarks: Sendable {
     let signer: MessageSigner
 
     /// The guard's Set-Cookie for a handoff that sends the browser back to `target`.
-    func guardCookie(route: Route, target: String, now: Date) throws(CryptoError) -> String {
+    func guardCookie(route: Route, target: String, secure: Bool, now: Date) throws(CryptoError) -> String {
         let expiry = Int(now.timeIntervalSince1970) + Self.guardLifetime
         let value = try signer.sign("\(expiry).\(route.index).\(try Self.fingerprint(target))")
-        return "\(Self.guardName)=\(value); Max-Age=\(Self.guardLifetime)" + Self.attributes(route)
+        return "\(Self.guardName)=\(value); Max-Age=\(Self.guardLifetime)" + Self.attributes(route, secure: secure)
     }
 
     /// Whether the browser presents an unexpired guard of this route and page.
@@ -51,20 +52,20 @@ struct HandoffMarks: Sendable {
     }
 
     /// Removes the guard once a page has loaded, so that it marks only the one navigation.
-    static func clearingGuard(route: Route) -> String {
-        "\(guardName)=; Max-Age=0" + attributes(route)
+    static func clearingGuard(route: Route, secure: Bool) -> String {
+        "\(guardName)=; Max-Age=0" + attributes(route, secure: secure)
     }
 
-    static func handedOffCookie(route: Route) -> String {
-        "\(handedOffName)=1" + attributes(route)
+    static func handedOffCookie(route: Route, secure: Bool) -> String {
+        "\(handedOffName)=1" + attributes(route, secure: secure)
     }
 
     static func hasHandedOff(_ fields: HTTPFields) -> Bool {
         !CookieHeader.values(named: handedOffName, in: fields).isEmpty
     }
 
-    private static func attributes(_ route: Route) -> String {
-        "; Path=\(route.pathPrefix); HttpOnly; SameSite=Lax"
+    private static func attributes(_ route: Route, secure: Bool) -> String {
+        "; Path=\(route.pathPrefix); HttpOnly; SameSite=Lax" + (secure ? "; Secure" : "")
     }
 
     /// A short digest of the page, so that the cookie does not repeat its path and query.

@@ -6,6 +6,8 @@ import LatchkeyServer
 /// Who may use one listener and with which Host values: the checks that run before a
 /// request is routed, compiled once per listener.
 struct ListenerPolicy: Sendable {
+    /// The listener's name, for the log.
+    let name: String
     /// Accepted Host values, lower-cased, with and without port where that applies. Nil
     /// accepts any Host (Unix sockets, which browsers cannot reach, or `allowed_hosts: ["*"]`).
     let allowedHosts: Set<String>?
@@ -15,6 +17,10 @@ struct ListenerPolicy: Sendable {
     /// is another site's page.
     let refusesSameSite: Bool
     let inbound: Inbound
+    /// Clients reach this listener over TLS (`tls:`). A browser drops a Secure cookie set
+    /// over plain HTTP (RFC 6265bis §5.7), so the proxy's cookies are Secure only here; and
+    /// here a page of the proxy's own origin is `https://HOST`.
+    let clientsUseTLS: Bool
 
     enum Inbound: Sendable {
         case none
@@ -24,23 +30,20 @@ struct ListenerPolicy: Sendable {
         case session(SessionGate)
     }
 
-    /// The listeners speak plain HTTP (TLS is for a terminating proxy in front); a browser
-    /// drops a Secure cookie set over plain HTTP (RFC 6265bis §5.7), so the proxy's cookies
-    /// are Secure only where clients reach it over TLS.
-    static let clientsUseTLS = false
-
     /// Throws when a session listener's key files cannot be read or are not private.
     /// `previous`: the listener's policy before a configuration reload, whose session gate
     /// hands its redeemed links on.
     init(config: ListenerConfig, bound: SocketAddress, previous: ListenerPolicy? = nil) throws(CryptoError) {
+        name = config.name
         allowedOrigins = Set(config.allowedOrigins)
         refusesSameSite = bound.isLoopback
+        clientsUseTLS = config.tls != nil
         switch config.inbound {
         case .sharedSecret(let header, _):
             inbound = .sharedSecret(header: header, credential: Config.inboundSecretName(listener: config.name))
         case .session(let settings):
             let running: SessionGate? = if case .session(let gate)? = previous?.inbound { gate } else { nil }
-            inbound = .session(try SessionGate(settings: settings, remembering: running))
+            inbound = .session(try SessionGate(settings: settings, secureCookie: clientsUseTLS, remembering: running))
         case .loopbackOnly, .open, .clientCertificate:
             // A client certificate is checked by the TLS handshake, before any request.
             inbound = .none
@@ -73,10 +76,12 @@ struct ListenerPolicy: Sendable {
 /// RFC 6454 / Fetch metadata: is this a browser request sent by another site? Such a
 /// request must not spend the user's credentials.
 enum CrossSiteCheck {
-    static func isCrossSite(_ fields: HTTPFields, host: String?) -> Bool {
+    /// `overTLS`: the request came over TLS, where the proxy's own origin is https (RFC
+    /// 6454 §4: the scheme is part of the origin).
+    static func isCrossSite(_ fields: HTTPFields, host: String?, overTLS: Bool) -> Bool {
         if let site = fields["Sec-Fetch-Site"], site.lowercased() == "cross-site" { return true }
         guard let origin = fields["Origin"] else { return false }
         guard let host else { return true }
-        return origin.lowercased() != "http://\(host.lowercased())"
+        return origin.lowercased() != (overTLS ? "https://" : "http://") + host.lowercased()
     }
 }

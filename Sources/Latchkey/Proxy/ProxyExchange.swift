@@ -143,7 +143,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
         }
         rewriter.rewrite(&fields)
         if route.handoff != nil, HandoffMarks.presentsGuard(exchange.head.fields) {
-            fields.append(name: "Set-Cookie", value: HandoffMarks.clearingGuard(route: route))
+            fields.append(name: "Set-Cookie", value: HandoffMarks.clearingGuard(route: route, secure: rewriter.clientUsesTLS))
         }
         if let via = route.via {
             let hop = "1.1 \(via)"

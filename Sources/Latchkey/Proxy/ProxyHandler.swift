@@ -30,6 +30,8 @@ final class ProxyContext: Sendable {
     /// Calls handoff endpoints; nil when no route has one.
     let handoffCaller: HandoffCaller?
     let handoffMarks: HandoffMarks
+    /// Shared by every configuration of the process, as its throttle must be.
+    let tlsFailureLog: TLSFailureLog
     let logger: Logger
     /// The inbound checks and routing of this configuration.
     let admission: Admission
@@ -37,7 +39,7 @@ final class ProxyContext: Sendable {
     init(routes: RouteTable, policies: [ListenerPolicy], credentials: CredentialStore, identities: [String: Identity],
          accessLog: AccessLog, metrics: ProxyMetrics, metricsEndpoint: MetricsEndpoint, readiness: Readiness,
          identitiesEndpoint: IdentitiesEndpoint, statusPage: StatusPageEndpoint, handoffCaller: HandoffCaller?,
-         handoffMarks: HandoffMarks, logger: Logger) {
+         handoffMarks: HandoffMarks, tlsFailureLog: TLSFailureLog, logger: Logger) {
         self.routes = routes
         self.policies = policies
         self.credentials = credentials
@@ -50,6 +52,7 @@ final class ProxyContext: Sendable {
         self.statusPage = statusPage
         self.handoffCaller = handoffCaller
         self.handoffMarks = handoffMarks
+        self.tlsFailureLog = tlsFailureLog
         self.logger = logger
         admission = Admission(routes: routes, policies: policies, identities: identities, handoffCaller: handoffCaller)
     }

@@ -12,6 +12,8 @@ struct RequestBlueprint {
     let target: RequestTarget
     let clientHost: String?
     let peer: SocketAddress?
+    /// The client reached the proxy over TLS: the upstream is told `X-Forwarded-Proto: https`.
+    let clientUsesTLS: Bool
     /// The listener's inbound shared-secret header, which never travels upstream.
     let inboundHeader: String?
     let credentials: CredentialSnapshot
@@ -20,7 +22,7 @@ struct RequestBlueprint {
     func request(for route: Route, token: IssuedToken?, jar: CookieJar?) -> UpstreamRequest {
         var request = UpstreamRequestBuilder.build(
             head: head, route: route, path: target.path, query: target.query, clientHost: clientHost,
-            peer: peer, removingField: inboundHeader, credential: { injection in
+            peer: peer, clientUsesTLS: clientUsesTLS, removingField: inboundHeader, credential: { injection in
                 switch injection.source {
                 case .credential(let name): credentials[name]
                 case .identity: token?.value(for: injection)

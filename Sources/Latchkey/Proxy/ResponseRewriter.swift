@@ -8,8 +8,10 @@ struct ResponseRewriter {
     let route: Route
     /// The Host the client addressed the proxy by, e.g. "127.0.0.1:8080".
     let clientHost: String?
-    /// The client is on plain HTTP over loopback (where a Secure cookie would be dropped).
+    /// The client is on loopback (where, over plain HTTP, a Secure cookie would be dropped).
     let clientOnLoopback: Bool
+    /// The client reached the proxy over TLS (ListenerPolicy.clientsUseTLS).
+    let clientUsesTLS: Bool
 
     func rewrite(_ fields: inout HTTPFields) {
         for index in fields.indices {
@@ -40,7 +42,7 @@ struct ResponseRewriter {
         }
         guard let mapped = mapUpstreamPath(path) else { return location }
         let scrubbed = withoutInjectedQuery(mapped)
-        if absolute, let clientHost { return "http://" + clientHost + scrubbed }
+        if absolute, let clientHost { return (clientUsesTLS ? "https://" : "http://") + clientHost + scrubbed }
         return scrubbed
     }
 
@@ -75,10 +77,11 @@ struct ResponseRewriter {
     }
 
     /// RFC 6265 §4.1: Domain is removed or mapped, Path mapped to the route's prefix,
-    /// Secure dropped only for plain-HTTP loopback clients when configured.
+    /// Secure dropped only for plain-HTTP loopback clients when configured (over TLS the
+    /// browser keeps a Secure cookie).
     func rewriteSetCookie(_ header: String) -> String {
         rewriteSetCookie(header, domain: route.cookies.domain, mapPath: route.cookies.mapPath,
-                         keepSecure: !(route.cookies.dropSecureOnLoopback && clientOnLoopback))
+                         keepSecure: clientUsesTLS || !(route.cookies.dropSecureOnLoopback && clientOnLoopback))
     }
 
     /// A handoff endpoint's cookie for the browser: the session must work on the proxy's
@@ -87,7 +90,7 @@ struct ResponseRewriter {
     /// gave none, since the browser's default path would be the redirect's), Secure only
     /// when the client speaks HTTPS to the proxy; the other attributes kept.
     func rewriteHandoffCookie(_ header: String) -> String {
-        rewriteSetCookie(header, domain: .remove, mapPath: true, keepSecure: ListenerPolicy.clientsUseTLS, pathIfMissing: route.pathPrefix)
+        rewriteSetCookie(header, domain: .remove, mapPath: true, keepSecure: clientUsesTLS, pathIfMissing: route.pathPrefix)
     }
 
     private func rewriteSetCookie(_ header: String, domain: CookieRewrite.DomainRule, mapPath: Bool, keepSecure: Bool,

@@ -16,6 +16,7 @@ enum UpstreamRequestBuilder {
         query: Substring?,
         clientHost: String?,
         peer: SocketAddress?,
+        clientUsesTLS: Bool,
         removingField inboundSecretHeader: String?,
         credential: (Injection) -> String?
     ) -> UpstreamRequest {
@@ -40,7 +41,7 @@ enum UpstreamRequestBuilder {
         }
         // The proxy's own cookies (the handoff's marks) are for the proxy alone.
         CookieHeader.removeProxyCookies(from: &fields)
-        appendForwarded(to: &fields, clientHost: clientHost, peer: peer)
+        appendForwarded(to: &fields, clientHost: clientHost, peer: peer, clientUsesTLS: clientUsesTLS)
         if let via = route.via {
             let hop = "\(head.version.major).\(head.version.minor) \(via)"
             if let existing = fields["Via"] { fields.set(name: "Via", value: existing + ", " + hop) } else { fields.append(name: "Via", value: hop) }
@@ -109,14 +110,14 @@ enum UpstreamRequestBuilder {
 
     /// X-Forwarded-For gets the peer appended to what earlier proxies said;
     /// X-Forwarded-Proto and -Host describe this hop.
-    private static func appendForwarded(to fields: inout HTTPFields, clientHost: String?, peer: SocketAddress?) {
+    private static func appendForwarded(to fields: inout HTTPFields, clientHost: String?, peer: SocketAddress?, clientUsesTLS: Bool) {
         let peerHost = peer?.host ?? "unix"
         if let existing = fields["X-Forwarded-For"] {
             fields.set(name: "X-Forwarded-For", value: existing + ", " + peerHost)
         } else {
             fields.append(name: "X-Forwarded-For", value: peerHost)
         }
-        fields.set(name: "X-Forwarded-Proto", value: "http")
+        fields.set(name: "X-Forwarded-Proto", value: clientUsesTLS ? "https" : "http")
         if let clientHost { fields.set(name: "X-Forwarded-Host", value: clientHost) }
     }
 }

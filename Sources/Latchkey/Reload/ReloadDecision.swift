@@ -37,6 +37,14 @@ public enum ReloadDecision: Sendable, Equatable {
         for (index, (before, after)) in zip(running.listeners, loaded.listeners).enumerated() {
             if before.name != after.name { found.append(("listeners[\(index)].name", before.name)) }
             if before.address != after.address { found.append(("listeners[\(index)].listen", before.address.description)) }
+            // A socket's connections start with a handshake or with a request: a TLS listener
+            // stays one, and a plain one stays plain;
+            // and the handshake's time limit is the listener's (its certificate can change).
+            if (before.tls == nil) != (after.tls == nil) {
+                found.append(("listeners[\(index)].tls", before.tls == nil ? "none, plain HTTP" : "TLS"))
+            } else if let timeout = before.tls?.handshakeTimeout, timeout != after.tls?.handshakeTimeout {
+                found.append(("listeners[\(index)].tls.handshake_timeout", Self.written(timeout)))
+            }
         }
         // Identities that go on keep the store they were made with. With none in it, the
         // running configuration has opened no store, and the loaded one's is opened then.
@@ -47,6 +55,12 @@ public enum ReloadDecision: Sendable, Equatable {
         if running.logging.level != loaded.logging.level { found.append(("logging.level", running.logging.level)) }
         if running.logging.format != loaded.logging.format { found.append(("logging.format", running.logging.format.rawValue)) }
         return found
+    }
+
+    /// A duration as the configuration writes it: "10s", "1500ms".
+    private static func written(_ duration: Duration) -> String {
+        let milliseconds = duration.nanosecondsClamped / 1_000_000
+        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)s" : "\(milliseconds)ms"
     }
 
     private static func storeRequirements(running: TokenStoreSettings, loaded: TokenStoreSettings) -> [(String, String)] {

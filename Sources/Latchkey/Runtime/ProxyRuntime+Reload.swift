@@ -9,8 +9,9 @@ extension ProxyRuntime {
     static let stoppedByReload = "a configuration reload removed or changed it"
 
     /// Puts `loaded` in force, whole, or throws why not and leaves the running configuration
-    /// as it was. Everything that can fail comes first (the decision, the secrets, a store to
-    /// open, the identities to make, the session keys); then the new secrets, the new
+    /// as it was. Everything that can fail comes first (the decision, the secrets, the TLS
+    /// listeners' new certificates, a store to open, the identities to make, the session
+    /// keys); then the new secrets, the new
     /// identities start, every loop gets the new context for its new requests, and what the
     /// configuration no longer has stops. Requests in flight finish with the context, the
     /// route and the identity they started with. `file` places the problems.
@@ -27,7 +28,9 @@ extension ProxyRuntime {
             }
             let secrets = try CredentialStore.resolve(loaded.secretEntries, sourceName: file)
             let next: RunningConfiguration
+            let tls: ListenerCertificates.Prepared
             do {
+                tls = try certificates.prepare(loaded)
                 next = try prepare(loaded, changes: changes, current: current)
             } catch {
                 throw ConfigErrors([ConfigProblem(file: file, path: "", message: "\(error)")])
@@ -37,6 +40,7 @@ extension ProxyRuntime {
             services.redaction.follow(next.identities)
             next.identities.start()
             install(next.context, settings: ConnectionSettings(loaded.limits))
+            certificates.apply(tls)
             // No loop routes by the running configuration any more: what only it had can go.
             services.credentials.retain(only: secrets)
             current.identities.retire(replacedBy: next.identities, reason: .failing(reason: Self.stoppedByReload, retryAt: Date()))

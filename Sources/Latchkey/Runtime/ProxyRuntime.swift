@@ -21,6 +21,8 @@ public final class ProxyRuntime: Sendable {
     private let logger: Logger
     private let watcher: FileWatcher
     let services: RuntimeServices
+    /// The TLS listeners' server contexts, kept current.
+    let certificates: ListenerCertificates
     /// The configuration in force, replaced whole by a reload.
     let running: Mutex<RunningConfiguration>
     /// Held through a reload: one completes before the next begins.
@@ -34,12 +36,15 @@ public final class ProxyRuntime: Sendable {
     /// `metrics`, and `/.latchkey/metrics` renders its registry: the executable passes the
     /// factory it bootstrapped swift-metrics with, so that one endpoint shows everything.
     /// `routeIdentities` holds what `latchkey use` chose, followed while the proxy runs.
+    /// `environment` gives the token store's directory and key, beside which the local CA is kept.
     public init(config: Config, credentials: CredentialStore, logger: Logger, sink: LogSink?,
                 tokenStore: any TokenStore = MemoryTokenStore(), routeIdentities: RouteIdentityFile? = nil,
-                metrics: PrometheusMetricsFactory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())) throws {
+                metrics: PrometheusMetricsFactory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry()),
+                environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         self.logger = logger
         services = RuntimeServices(credentials: credentials, sink: sink, redaction: HeldSecretsRedaction(credentials: credentials),
-                                   metrics: metrics, handoffMarks: HandoffMarks(signer: try MessageSigner.ephemeral()), logger: logger)
+                                   metrics: metrics, handoffMarks: HandoffMarks(signer: try MessageSigner.ephemeral()),
+                                   tlsFailureLog: TLSFailureLog(logger: logger), logger: logger)
         sink?.countDroppedLines(in: CoreMetrics.Counter(label: "latchkey_log_lines_dropped_total", factory: metrics))
         // One HTTP client for the control plane: token requests and handoff calls.
         let client = try RuntimeServices.client(for: config, running: nil)
@@ -47,10 +52,12 @@ public final class ProxyRuntime: Sendable {
         // Before any identity restores a token: its secret captures are masked from the first line.
         services.redaction.follow(identities)
         sink?.redact(services.redaction)
+        // A certificate that does not load stops the start, before any socket is bound.
+        certificates = try ListenerCertificates(config: config, logger: logger, environment: environment)
         var sockets: [ListeningSocket] = []
         for (index, listener) in config.listeners.enumerated() {
             do {
-                sockets.append(try ListeningSocket(address: listener.address.socketAddress, index: index))
+                sockets.append(try ListeningSocket(address: listener.address.socketAddress, index: index, tls: certificates.listeners[index]))
             } catch {
                 throw RuntimeError("cannot listen on \(listener.address) (listener \(listener.name)): \(error)")
             }
@@ -79,7 +86,7 @@ public final class ProxyRuntime: Sendable {
         }
         self.loops = loops
         StoreMetrics.observe(tokenStore, factory: metrics)
-        watcher = FileWatcher(checks: services.fileChecks(for: running))
+        watcher = FileWatcher(checks: Self.fileChecks(for: running, services: services, certificates: certificates))
         identities.start()
     }
 
@@ -115,7 +122,13 @@ public final class ProxyRuntime: Sendable {
 
     /// From now on, the file watcher checks `running`'s files.
     func watchFiles(of running: RunningConfiguration) {
-        watcher.watch(services.fileChecks(for: running))
+        watcher.watch(Self.fileChecks(for: running, services: services, certificates: certificates))
+    }
+
+    /// The secret files and the rest of `running`'s (RuntimeServices), and the TLS listeners'.
+    private static func fileChecks(for running: RunningConfiguration, services: RuntimeServices,
+                                   certificates: ListenerCertificates) -> [FileWatcher.Check] {
+        services.fileChecks(for: running) + [{ certificates.check() }]
     }
 
     /// Graceful stop: stop accepting, let in-flight requests finish within the grace

@@ -35,8 +35,8 @@ struct OpenTokenStore: Sendable {
 
 /// What every configuration of one process shares: the credentials (one store, whose set a
 /// reload replaces), the access log's sink and what it masks, the metrics registry, the key
-/// of the handoff marks, the status page's recent auth events and the time the process
-/// started, the logger.
+/// of the handoff marks, the throttle of the TLS handshake failures' warnings, the status
+/// page's recent auth events and the time the process started, the logger.
 struct RuntimeServices: Sendable {
     let credentials: CredentialStore
     let sink: LogSink?
@@ -44,6 +44,7 @@ struct RuntimeServices: Sendable {
     let redaction: HeldSecretsRedaction
     let metrics: PrometheusMetricsFactory
     let handoffMarks: HandoffMarks
+    let tlsFailureLog: TLSFailureLog
     /// Fed by every identity of every configuration (`IdentityRegistry`'s `recorder`).
     let authEvents = AuthEventRecorder()
     let startedAt = Date()
@@ -74,6 +75,7 @@ struct RuntimeServices: Sendable {
             statusPage: StatusPageEndpoint(identities: identitiesEndpoint, routes: config.routes, events: authEvents, startedAt: startedAt),
             handoffCaller: hasHandoffs ? client.map(HandoffCaller.init(client:)) : nil,
             handoffMarks: handoffMarks,
+            tlsFailureLog: tlsFailureLog,
             logger: logger
         )
         return RunningConfiguration(config: config, identities: identities, tokenStore: tokenStore, routeIdentities: routeIdentities,

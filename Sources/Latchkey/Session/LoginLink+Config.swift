@@ -10,7 +10,7 @@ extension Config {
     /// The one-time login link for `route`, as `latchkey login-link` prints it: on the
     /// route's listener with `inbound.session` (`listener` picks one when several are),
     /// addressed to `host`, else to the listener's first allowed host, else to its listen
-    /// address. Reads the session key, which must be private.
+    /// address; https on a TLS listener. Reads the session key, which must be private.
     public func loginLink(route routeName: String, listener listenerName: String?, host: String?, now: Date) throws(RuntimeError) -> String {
         guard let route = routes.first(where: { $0.name == routeName }) else {
             throw RuntimeError("no route \(routeName) (routes: \(routes.map(\.name).joined(separator: ", ")))")
@@ -41,7 +41,7 @@ extension Config {
         }
         do {
             let token = try LoginLink.token(route: route.name, signer: try settings.signer(), now: now, lifetime: settings.linkLifetime)
-            return "http://\(authority)\(SessionGate.loginPath)?token=\(token)"
+            return "\(listener.tls == nil ? "http" : "https")://\(authority)\(SessionGate.loginPath)?token=\(token)"
         } catch {
             throw RuntimeError("cannot make a login link for listener \(listener.name): \(error.detail)")
         }

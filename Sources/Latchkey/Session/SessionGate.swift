@@ -25,20 +25,23 @@ final class SessionGate: Sendable {
 
     private let signer: MessageSigner
     private let lifetime: Int
+    /// The listener speaks TLS: the cookie is Secure (ListenerPolicy.clientsUseTLS).
+    private let secureCookie: Bool
     /// Redeemed link nonce → the link's expiry (Unix seconds).
     private let redeemed: Mutex<[String: Int]>
 
     /// `previous`: the listener's gate before a configuration reload, whose redeemed links
     /// stay redeemed here, so that none works twice.
-    init(signer: MessageSigner, lifetime: Duration, remembering previous: SessionGate? = nil) {
+    init(signer: MessageSigner, lifetime: Duration, secureCookie: Bool = false, remembering previous: SessionGate? = nil) {
         self.signer = signer
         self.lifetime = Int(lifetime.components.seconds)
+        self.secureCookie = secureCookie
         redeemed = Mutex(previous?.redeemed.withLock { $0 } ?? [:])
     }
 
     /// Reads the key files (again, on a reload: a rotated key takes effect).
-    convenience init(settings: SessionSettings, remembering previous: SessionGate? = nil) throws(CryptoError) {
-        self.init(signer: try settings.signer(), lifetime: settings.lifetime, remembering: previous)
+    convenience init(settings: SessionSettings, secureCookie: Bool, remembering previous: SessionGate? = nil) throws(CryptoError) {
+        self.init(signer: try settings.signer(), lifetime: settings.lifetime, secureCookie: secureCookie, remembering: previous)
     }
 
     /// Whether the request presents a session this proxy signed that has not expired.
@@ -81,7 +84,7 @@ final class SessionGate: Sendable {
             let id = try SecureRandom.urlSafeString(byteCount: 16)
             let value = try signer.sign("session.\(id).\(seconds + lifetime)")
             var cookie = "\(Self.cookieName)=\(value); Max-Age=\(lifetime); Path=/; HttpOnly; SameSite=Lax"
-            if ListenerPolicy.clientsUseTLS { cookie += "; Secure" }
+            if secureCookie { cookie += "; Secure" }
             return .session(setCookie: cookie, route: link.route)
         } catch {
             return .refused("cannot make a session: \(error)")
