@@ -38,6 +38,10 @@ Scenarios
   stucklog Latchkey only: the small GET through two more Latchkeys with the access log on,
           one logging to a file, one to a pipe nothing reads (bench_log.py): requests/s
           and CPU per request of each, and the lines the stuck one dropped and counted.
+  tls     Latchkey's TLS listener against nginx `ssl` on the same ECDSA P-256 certificate
+          (bench_tls.py): new TLS connections per second (wrk, `Connection: close`, a full
+          handshake per request) and small GETs on kept-alive TLS connections, each with
+          the proxy's CPU µs per connection or request.
 """
 import argparse
 import asyncio
@@ -57,13 +61,14 @@ import time
 
 from bench_log import LogScenarios
 from bench_oauth import OAuthScenarios
+from bench_tls import TLSScenarios
 from bench_support import (LOAD_CORE, MIB, PROXY_CORE, cpu_seconds, free_port, http_get, log, read_response,
                            rss_kib, wait_port)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-SCENARIOS = ("small", "large", "idle", "stream", "auth", "storm", "stucklog")
+SCENARIOS = ("small", "large", "idle", "stream", "auth", "storm", "stucklog", "tls")
 
 WRK_REPORT = r"""
 done = function(summary, latency, requests)
@@ -78,7 +83,7 @@ end
 """
 
 
-class Bench(OAuthScenarios, LogScenarios):
+class Bench(OAuthScenarios, LogScenarios, TLSScenarios):
     def __init__(self, args):
         self.args = args
         self.work = tempfile.mkdtemp(prefix="latchkey-bench.")
@@ -203,23 +208,28 @@ http {{
         self.upstream_pid = p.pid
         self.targets["direct"] = {"port": port, "pid": None}
 
-    def start_nginx(self):
-        port = free_port()
-        argv = self.nginx_conf("nginx", f"""
+    def nginx_proxy(self, port, tls=""):
+        """nginx as the proxy: the credential set, kept-alive connections to the upstream;
+        `tls`: `ssl` directives, which make the port speak TLS."""
+        return f"""
     upstream backend {{
         server 127.0.0.1:{self.upstream_port};
         keepalive 64;
         keepalive_requests 100000000;
     }}
     server {{
-        listen 127.0.0.1:{port} backlog=4096;
+        listen 127.0.0.1:{port}{" ssl" if tls else ""} backlog=4096;{tls}
         location / {{
             proxy_pass http://backend;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_set_header Authorization "Bearer {self.token}";
         }}
-    }}""")
+    }}"""
+
+    def start_nginx(self):
+        port = free_port()
+        argv = self.nginx_conf("nginx", self.nginx_proxy(port))
         p = self.spawn("nginx", argv, PROXY_CORE)
         if not wait_port(port, p):
             sys.exit("bench: nginx did not start: " + self.read_log("nginx"))
@@ -327,18 +337,20 @@ logging:
             self.verify_oauth()
 
     # ---- wrk scenarios --------------------------------------------------------------------
-    def wrk(self, name, path, connections, duration):
+    def wrk(self, name, path, connections, duration, extra=()):
+        """One wrk run against a target (over https when the target says so); `extra`:
+        more wrk arguments, such as a header."""
         t = self.targets[name]
         script = os.path.join(self.work, "report.lua")
         if not os.path.exists(script):
             with open(script, "w") as f:
                 f.write(WRK_REPORT)
-        url = f"http://127.0.0.1:{t['port']}{path}"
+        url = f"{t.get('scheme', 'http')}://127.0.0.1:{t['port']}{path}"
         pids = [p for p in (t["pid"], self.upstream_pid) if p]
         before = {p: cpu_seconds(p) for p in pids}
         out = subprocess.run(
             ["taskset", "-c", LOAD_CORE, "wrk", "-t1", f"-c{connections}", f"-d{duration}s",
-             "--latency", "-s", script, url],
+             "--latency", "-s", script, *extra, url],
             capture_output=True, text=True, timeout=duration + 60)
         after = {p: cpu_seconds(p) for p in pids}
         line = next((l for l in out.stdout.splitlines() if l.startswith("LKBENCH ")), None)
@@ -552,6 +564,7 @@ logging:
             out.append("")
         out += self.oauth_tables()
         out += self.log_tables()
+        out += self.tls_tables()
         return "\n".join(out)
 
     def targets_table(self):
@@ -762,6 +775,9 @@ def main():
         if "stucklog" in a.scenarios and "latchkey" in b.targets:
             b.start_log_targets()
             b.run_log_rounds()
+        if "tls" in a.scenarios:
+            b.start_tls_targets()
+            b.run_tls_rounds()
         if a.callgrind:
             b.callgrind_auth()
         for name in list(b.targets):

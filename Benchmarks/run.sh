@@ -9,6 +9,8 @@
 #   --scenarios small,large,idle,stream (the default; any of these and auth, storm, stucklog)
 #   --idle-connections N (10000)  --profile  --no-write (print only)  --results FILE
 # stucklog (Latchkey only): the access log to a file vs to a pipe nobody reads, requests/s.
+# tls: Latchkey's TLS listener vs nginx ssl (same ECDSA P-256 certificate): new TLS
+#      connections/s and kept-alive small GETs over TLS, CPU per connection / request.
 # The OAuth engine's scenarios (Latchkey only, tokens from Benchmarks/token_endpoint.py):
 #   auth   static-credential route vs OAuth identity route with a valid token, under wrk
 #          in pairs of short runs (--rounds, --duration): requests/s within 5%?

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import subprocess
 import urllib.request
@@ -38,7 +39,9 @@ def chromium_path() -> str | None:
 
 
 class Browser:
-    def __init__(self, profile: Path):
+    def __init__(self, profile: Path, home: Path | None = None):
+        """`home`: the HOME it runs with, where Chromium on Linux reads the NSS database of
+        the certificates it trusts (`home/.pki/nssdb`); the caller's HOME when None."""
         binary = chromium_path()
         if binary is None:
             raise AssertionError("chromium is not installed (Scripts/test.sh installs Debian's chromium package)")
@@ -49,7 +52,8 @@ class Browser:
              "--disable-extensions", "--disable-background-networking", "--disable-component-update", "--disable-sync",
              "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", f"--user-data-dir={profile}",
              "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
+            stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+            env=None if home is None else {**os.environ, "HOME": str(home)})
         port_file = profile / "DevToolsActivePort"
         if not wait_until(lambda: port_file.exists() and port_file.read_text().strip(), timeout=30):
             self.close()
