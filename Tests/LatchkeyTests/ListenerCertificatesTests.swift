@@ -1,7 +1,9 @@
 import Foundation
+import LatchkeyAuth
 import LatchkeyConfig
 import LatchkeyServer
 import LatchkeyTestSupport
+import LatchkeyTLS
 import Logging
 import Testing
 @testable import Latchkey
@@ -97,5 +99,30 @@ import Testing
         certificates.check(now: start.addingTimeInterval(5.5 * 86_400))
         #expect(tls.context !== minted)
         #expect(capture.messages.contains { $0.hasPrefix("info tls certificate replaced") && $0.contains("CN=localhost") })
+    }
+
+    /// Latchkey's own CA renewed by the hourly check: clients must trust a new certificate,
+    /// so it is a warning naming the file, and a bundle already written follows.
+    @Test func aRenewedLocalCAIsAWarningAndTheBundleFollows() throws {
+        let store = certs.directory + "/store"
+        let start = Date()
+        _ = try ListenerCertificates(config: config(.localCA, store: store), logger: logger, environment: [:], now: start)
+        #expect(capture.messages.contains { $0.hasPrefix("info local certificate authority made") && $0.contains(store + "/ca/ca.pem") })
+        let caStore = try LocalCA.store(config: config(.localCA, store: store), environment: [:])
+        let roots = certs.directory + "/roots.pem"
+        try FileManager.default.copyItem(atPath: caStore.certificatePath, toPath: roots)
+        let environment = ["SSL_CERT_FILE": roots]
+        let first = try String(contentsOfFile: caStore.certificatePath, encoding: .utf8)
+        _ = try caStore.writeBundle(authority: try #require(try Certificate.chain(file: caStore.certificatePath, now: nil).first),
+                                    environment: environment)
+
+        let renewing = try ListenerCertificates(config: config(.localCA, store: store), logger: logger, environment: environment,
+                                                now: start)
+        renewing.check(now: start.addingTimeInterval(340 * 86_400))
+        #expect(capture.messages.contains { $0.hasPrefix("warning local certificate authority renewed with a new key") })
+        let renewed = try String(contentsOfFile: caStore.certificatePath, encoding: .utf8)
+        #expect(renewed != first)
+        let bundle = try String(contentsOfFile: caStore.bundlePath, encoding: .utf8)
+        #expect(bundle.hasSuffix(renewed) && bundle.hasPrefix(first))
     }
 }

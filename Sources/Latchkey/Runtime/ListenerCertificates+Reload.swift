@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyConfig
+import LatchkeyLoop
 import LatchkeyTLS
 
 extension ListenerCertificates {
@@ -10,6 +11,10 @@ extension ListenerCertificates {
         fileprivate let plans: [ListenerTLSPlan?]
         fileprivate let caFiles: [String]
         fileprivate let contexts: [Int: (context: TLSServerContext, leaf: Certificate)]
+        /// The watched files as they were before the contexts were made from them: a file
+        /// that changes before `apply` then differs, and the watcher makes its context again
+        /// rather than keep the older one the reload put in place.
+        fileprivate let signatures: [String: FileSignature?]
     }
 
     /// The contexts `loaded` needs, made without touching what runs; throws, naming the
@@ -23,16 +28,18 @@ extension ListenerCertificates {
             // Another CA: `ca:` or the store's directory or key changed.
             let caChanged = loaded.ca != state.config.ca || loaded.store != state.config.store
             var contexts: [Int: (context: TLSServerContext, leaf: Certificate)] = [:]
+            let signatures = Self.signatures(of: next.plans.compactMap { $0 }.flatMap(\.files) + next.caFiles)
             for (index, plan) in next.plans.enumerated() {
                 guard let plan, plan != state.plans[index] || (plan.usesLocalCA && caChanged) else { continue }
                 do throws(RuntimeError) {
-                    let identity = try Self.identity(for: plan, state: &next, leaves: leaves, environment: environment, now: now)
+                    let identity = try Self.identity(for: plan, state: &next, leaves: leaves, environment: environment, logger: logger, now: now)
                     contexts[index] = (try Self.context(identity, for: plan, ticketKeys: ticketKeys), identity.leaf)
                 } catch {
                     throw RuntimeError("listener \(loaded.listeners[index].name): \(error.description)")
                 }
             }
-            return Prepared(config: loaded, plans: next.plans, caFiles: next.caFiles, contexts: contexts)
+            return Prepared(config: loaded, plans: next.plans, caFiles: next.caFiles, contexts: contexts,
+                            signatures: signatures.merging(Self.signatures(of: next.caFiles)) { before, _ in before })
         }
     }
 
@@ -48,7 +55,7 @@ extension ListenerCertificates {
                 state.leaves[index] = made.leaf
                 state.failures[index] = nil
             }
-            state.signatures = Self.signatures(of: Self.watchedFiles(state))
+            state.signatures = prepared.signatures
         }
     }
 }

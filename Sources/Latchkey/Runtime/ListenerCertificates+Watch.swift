@@ -38,7 +38,7 @@ extension ListenerCertificates {
         guard let tls = listeners[index] else { return }
         let name = state.names[index]
         do {
-            let identity = try Self.identity(for: plan, state: &state, leaves: leaves, environment: environment, now: now)
+            let identity = try Self.identity(for: plan, state: &state, leaves: leaves, environment: environment, logger: logger, now: now)
             if unlessSameLeaf, let leaf = state.leaves[index], leaf.isSame(as: identity.leaf) { return }
             tls.replace(try Self.context(identity, for: plan, ticketKeys: ticketKeys))
             state.leaves[index] = identity.leaf

@@ -67,7 +67,7 @@ final class ListenerCertificates: Sendable {
             }
             let context: TLSServerContext
             do {
-                let identity = try Self.identity(for: plan, state: &state, leaves: leaves, environment: environment, now: now)
+                let identity = try Self.identity(for: plan, state: &state, leaves: leaves, environment: environment, logger: logger, now: now)
                 context = try Self.context(identity, for: plan, ticketKeys: ticketKeys)
                 state.leaves[index] = identity.leaf
             } catch {
@@ -84,7 +84,7 @@ final class ListenerCertificates: Sendable {
     /// use unless it nears its end or the CA changed: LeafCache). Opening the CA renews
     /// Latchkey's own when its end is near.
     static func identity(for plan: ListenerTLSPlan, state: inout State, leaves: LeafCache, environment: [String: String],
-                         now: Date) throws(RuntimeError) -> TLSIdentity {
+                         logger: Logger, now: Date) throws(RuntimeError) -> TLSIdentity {
         do {
             switch plan.identity {
             case .files(let certFile, let keyFile):
@@ -92,10 +92,29 @@ final class ListenerCertificates: Sendable {
             case .localCA(let names):
                 let ca = try LocalCA.open(config: state.config, environment: environment, now: now)
                 state.caFiles = [ca.certificatePath, ca.keyPath]
+                announce(ca, environment: environment, logger: logger)
                 return try leaves.leaf(for: names, authority: ca.authority, now: now)
             }
         } catch {
             throw RuntimeError("\(error)")
+        }
+    }
+
+    /// A CA made or renewed here changes what clients must trust: say so, naming the file,
+    /// and keep an existing `bundle.pem` in step (clients given the bundle keep working
+    /// once they read it again).
+    static func announce(_ ca: LocalCA, environment: [String: String], logger: Logger) {
+        guard ca.outcome != .loaded, let store = ca.store else { return }
+        // Made on first use is expected; renewed means trusted clients start failing.
+        let (level, what): (Logger.Level, String) = ca.outcome == .made ? (.info, "made") : (.warning, "renewed with a new key")
+        logger.log(level: level, "local certificate authority \(what): clients must trust the new certificate", metadata: [
+            "certificate": .string(ca.certificatePath), "not_after": .string(ca.authority.certificate.notAfter.formatted(.iso8601)),
+        ])
+        guard FileManager.default.fileExists(atPath: store.bundlePath) else { return }
+        do {
+            _ = try store.writeBundle(authority: ca.authority.certificate, environment: environment)
+        } catch {
+            logger.error("cannot update the local certificate authority's bundle", metadata: ["error": .string(error.description)])
         }
     }
 

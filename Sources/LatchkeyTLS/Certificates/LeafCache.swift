@@ -62,11 +62,6 @@ public final class LeafCache: Sendable {
         return minted
     }
 
-    /// Drops every leaf (the CA was replaced: they would all be re-minted anyway).
-    public func removeAll() {
-        state.withLock { $0.entries = [:] }
-    }
-
     private static func isCurrent(_ identity: TLSIdentity, authority: CertificateAuthority, now: Date) -> Bool {
         guard identity.chain.count > 1, identity.chain[1].isSame(as: authority.certificate) else { return false }
         // A leaf that already ends with its CA cannot be made to last longer by minting again.

@@ -9,8 +9,6 @@ public final class TLSServerContext: @unchecked Sendable {
     let context: OpaquePointer
     /// Kept alive for the callback that reads it through the context's ex_data.
     private let ticketKeys: TicketKeyRing
-    /// Whether clients must present a certificate signed by the client CA.
-    public let requiresClientCertificate: Bool
 
     /// Mozilla's "intermediate" configuration (v5.7) for TLS 1.2; TLS 1.3 keeps OpenSSL's
     /// default suites, all of which the profile accepts.
@@ -33,7 +31,6 @@ public final class TLSServerContext: @unchecked Sendable {
         guard let context = SSL_CTX_new(TLS_server_method()) else { throw Self.setupError("SSL_CTX_new") }
         self.context = context
         self.ticketKeys = ticketKeys
-        requiresClientCertificate = clientCA != nil
         try configureProtocol()
         try configureIdentity(identity)
         if let clientCA { try configureClientVerification(clientCA) }
