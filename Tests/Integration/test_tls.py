@@ -206,6 +206,23 @@ def test_mtls_accepts_a_client_certificate_of_the_ca_and_refuses_others(latchkey
         assert proxy.wait_log(rf"tls handshake failed.*{reason}", timeout=5), proxy.log_tail()
 
 
+def test_a_session_from_another_listener_does_not_pass_the_mtls_listener(latchkey, upstream, certs, ca, server_cert, tmp_path):
+    """Every listener shares the process's ticket keys, and a resumed session skips the
+    client certificate's check: a ticket from the open listener must not resume on the
+    mTLS one."""
+    clients_ca = certs.ca("clients-ca", "Clients CA")
+    mesh = tls_listener(server_cert, name="mesh")
+    mesh["inbound"] = {"client_ca_file": str(clients_ca.cert)}
+    proxy = latchkey.serve(config(upstream.url, listeners=[tls_listener(server_cert, name="main"), mesh]))
+    open_port, mesh_port = proxy.connect_address("main")[1], proxy.connect_address("mesh")[1]
+    for version in ("-tls1_2", "-tls1_3"):
+        session = tmp_path / f"open{version}.pem"
+        first = s_client(open_port, "-CAfile", str(ca.cert), version, "-sess_out", str(session), request=request(open_port))
+        assert "HTTP/1.1 200" in output(first) and session.exists(), output(first)
+        again = s_client(mesh_port, "-CAfile", str(ca.cert), version, "-sess_in", str(session), request=request(mesh_port))
+        assert "Reused" not in output(again) and "HTTP/1.1 200" not in output(again), output(again)
+
+
 # ----- handshakes that stall, stop or are not TLS ----------------------------------------------------
 
 @pytest.mark.parametrize("sent", [b"", HALF_CLIENT_HELLO], ids=["nothing", "half-a-client-hello"])
