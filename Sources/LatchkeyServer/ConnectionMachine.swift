@@ -18,9 +18,12 @@ import LatchkeyLoop
 struct ConnectionMachine {
     enum State: Equatable {
         /// TLS listeners: accepted, the TLS handshake under way since `since`; no HTTP yet.
+        /// Graceful shutdown closes it without reporting a failed handshake: the client
+        /// did nothing wrong, and the handshake failures metric counts clients' failures.
         case handshaking(since: LoopInstant)
-        /// Accepted (or handshaken), nothing read yet: the first head's clock runs from the accept, so a
-        /// client that sends nothing is closed at the head timeout.
+        /// Accepted (on a TLS listener: handshake completed), nothing read yet: the first
+        /// head's clock runs from then, so a client that sends nothing is closed at the
+        /// head timeout.
         case opened(at: LoopInstant)
         /// Between requests on a kept-alive connection, nothing buffered.
         case idle

@@ -10,6 +10,7 @@ extension ServerConnection {
         var wanted: IOEvents = []
         if pendingOutput > 0 { wanted.insert(.writable) }
         if machine.wantsInput(bufferFull: input.isFull) { wanted.insert(.readable) }
+        if !crossedTLSWait.isEmpty { wanted = crossedTLSWait.interest(wanted) }
         setInterest(wanted)
     }
 
@@ -87,6 +88,9 @@ extension ServerConnection {
     func close(reason: ExchangeEnd = .clientGone) {
         guard machine.close() else { return }
         let handler = self.handler
+        // OpenSSL 3 clients report a close without close_notify as an unexpected EOF. A
+        // response cut short gets none: RFC 9112 §9.8, the client must see the cut.
+        if exchange == nil { tls?.shutdown() }
         if let exchange, !exchange.finished {
             exchange.aborted = true
             exchange.finished = true
@@ -103,10 +107,8 @@ extension ServerConnection {
     }
 
     /// Graceful shutdown: idle connections close now, busy ones after their response.
+    /// A connection still handshaking closes unreported (`ConnectionMachine.State.handshaking`).
     func beginShutdown() {
-        if machine.isHandshaking {
-            return handshakeFailed(TLSHandshakeFailure(.closed, detail: "the server shut down during the handshake"))
-        }
         switch machine.shutdown(outputPending: pendingOutput > 0) {
         case .close:
             close()

@@ -18,8 +18,9 @@ extension ServerConnection {
         case .wantRead:
             setInterest(.readable)
         case .wantWrite:
-            // Readable too, so that a client that resets meanwhile is noticed.
-            setInterest([.readable, .writable])
+            // Writable only: unread client bytes would report readable on every turn, and
+            // epoll reports a reset or hang-up without interest.
+            setInterest(.writable)
         case .failed(let failure):
             handshakeFailed(failure)
         }

@@ -21,6 +21,9 @@ final class ServerConnection: IOHandler, DeferredWork {
     /// The transport: nil reads and writes the socket itself; a session decrypts and
     /// encrypts (`ServerConnection+Transport.swift`).
     @exclusivity(unchecked) var tls: TLSSession?
+    /// A TLS read or write waiting for the other direction's readiness; always empty on
+    /// a plain listener.
+    @exclusivity(unchecked) var crossedTLSWait: CrossedTLSWait = []
     /// What the handshake agreed, given to every exchange on the connection.
     @exclusivity(unchecked) var tlsInfo: TLSConnectionInfo?
 
@@ -76,8 +79,11 @@ final class ServerConnection: IOHandler, DeferredWork {
 
     func handleIO(_ events: IOEvents) {
         if machine.isLingering { return discardUntilClosed() }
-        if tls != nil, machine.isHandshaking { return continueHandshake() }
-        if events.contains(.writable) { flush() }
+        if tls != nil {
+            if machine.isHandshaking { return continueHandshake() }
+            if !crossedTLSWait.isEmpty { retryCrossedTLSWaits(events) }
+        }
+        if !machine.isClosed, events.contains(.writable) { flush() }
         // epoll reports a reset or hang-up even without read interest (a full buffer): we
         // would not read it, and level-triggered epoll would report it on every turn.
         if !machine.isClosed, !interest.contains(.readable), !events.isDisjoint(with: [.hangup, .error]) {

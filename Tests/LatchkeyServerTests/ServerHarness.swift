@@ -13,6 +13,7 @@ final class ServerHarness: Sendable {
     let thread: EventLoopThread
     let connectionEvents = ConnectionEventLog()
     let handshakes = HandshakeLog()
+    let loopCPUClock = ThreadCPUClock()
 
     /// `connectionCount`: shared with other harnesses to stand for a process's other loops.
     /// `tls`: a TLS listener.
@@ -24,7 +25,9 @@ final class ServerHarness: Sendable {
         self.listener = listener
         let connectionEvents = self.connectionEvents
         let handshakes = self.handshakes
+        let loopCPUClock = self.loopCPUClock
         thread = try EventLoopThread(index: 0) { loop in
+            loopCPUClock.setToCurrentThread()
             let handler = EchoServerHandler(loop: loop, connectionEvents: connectionEvents, handshakes: handshakes)
             let server = HTTPServer(loop: loop, settings: settings, handler: handler, connectionCount: connectionCount)
             try server.listen(on: listener)
@@ -34,6 +37,14 @@ final class ServerHarness: Sendable {
     }
 
     var port: Int { listener.info.boundAddress.port! }
+
+    /// The CPU time the loop's thread has used so far.
+    var loopCPUTime: Duration { loopCPUClock.elapsed }
+
+    /// Graceful shutdown, as the process begins it.
+    func drain() {
+        thread.handle.execute { loop in loop.attachment(HTTPServer.self)?.drain {} }
+    }
 
     deinit {
         thread.handle.execute { loop in
@@ -88,6 +99,8 @@ final class HandshakeLog: Sendable {
         outcomes.withLock { $0.append(outcome) }
     }
 
+    var all: [TLSHandshakeOutcome] { outcomes.withLock { $0 } }
+
     /// Waits up to 5 s for the `count`th outcome.
     func waitFor(_ count: Int = 1) -> [TLSHandshakeOutcome] {
         let deadline = ContinuousClock.now + .seconds(5)
@@ -95,6 +108,21 @@ final class HandshakeLog: Sendable {
             Thread.sleep(forTimeInterval: 0.01)
         }
         return outcomes.withLock { $0 }
+    }
+}
+
+/// The CPU-time clock of one thread, set on that thread, read on any.
+final class ThreadCPUClock: Sendable {
+    private let clock = Mutex<clockid_t>(0)
+
+    func setToCurrentThread() {
+        clock.withLock { _ = pthread_getcpuclockid(pthread_self(), &$0) }
+    }
+
+    var elapsed: Duration {
+        var time = timespec()
+        clock_gettime(clock.withLock { $0 }, &time)
+        return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
     }
 }
 

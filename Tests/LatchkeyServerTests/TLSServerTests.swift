@@ -214,4 +214,54 @@ struct TLSFixture: Sendable {
         let failure = failure(server.handshakes.waitFor())
         #expect(failure?.reason == (presentsOne ? .clientCertificateRejected : .noClientCertificate))
     }
+
+    /// OpenSSL 3 clients report a close without close_notify as an unexpected EOF.
+    @Test func anIdleConnectionIsClosedWithCloseNotify() throws {
+        let server = try server(settings: ConnectionSettings(idleTimeout: .milliseconds(300)))
+        let client = try client(server)
+        #expect(client.handshake())
+        client.send("GET /idle HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        let end = client.readToTheEnd()
+        #expect(end.tail.contains("GET /idle bytes=0"))
+        #expect(end.error == SSL_ERROR_ZERO_RETURN)
+    }
+
+    /// The client did nothing wrong: no failed handshake is reported.
+    @Test func aConnectionHandshakingAtShutdownClosesUnreported() throws {
+        let server = try server()
+        let client = try TestClient(port: server.port)
+        var hello: [UInt8] = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03]
+        _ = hello.withUnsafeMutableBytes { Glibc.send(client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !server.connectionEvents.all.contains(where: { if case .opened = $0 { true } else { false } }), ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        server.drain()
+        #expect(client.peerClosed())
+        #expect(server.handshakes.all.isEmpty)
+    }
+
+    /// The client stops reading a large response, so the socket fills, then asks for a
+    /// KeyUpdate and pipelines a request: the loop must stay idle while the request's
+    /// bytes wait in the socket, and answer once the client reads again. (OpenSSL 3 sends
+    /// the KeyUpdate reply with the next write, so this does not force SSL_read's
+    /// WANT_WRITE; `CrossedTLSWaitTests` checks the interest that case gets.)
+    @Test func aKeyUpdateWhileTheSocketIsFullNeitherSpinsNorStalls() throws {
+        let size = 16_000_000
+        let server = try server(settings: ConnectionSettings(idleTimeout: .milliseconds(500)))
+        let client = try client(server)
+        #expect(client.handshake())
+        client.send("GET /big/\(size) HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        // Loopback fills the socket buffers within milliseconds.
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(client.requestKeyUpdate())
+        client.send("GET /next HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        let before = server.loopCPUTime
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(server.loopCPUTime - before < .milliseconds(150))
+        let end = client.readToTheEnd()
+        #expect(end.count > size)
+        #expect(end.tail.contains("GET /next bytes=0"))
+        #expect(end.error == SSL_ERROR_ZERO_RETURN)
+    }
 }

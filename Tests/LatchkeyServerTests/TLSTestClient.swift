@@ -95,6 +95,26 @@ final class TLSTestClient {
         return String(decoding: received, as: UTF8.self)
     }
 
+    /// Reads until SSL_read fails: how many bytes came, the last of them as text, and
+    /// SSL_get_error's code for the end (SSL_ERROR_ZERO_RETURN: the server's close_notify).
+    func readToTheEnd() -> (count: Int, tail: String, error: Int32) {
+        var count = 0
+        var tail: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            var read = 0
+            let status = SSL_read_ex(ssl, &buffer, buffer.count, &read)
+            guard status == 1 else { return (count, String(decoding: tail, as: UTF8.self), SSL_get_error(ssl, status)) }
+            count += read
+            tail = Array((tail + buffer[0..<read]).suffix(256))
+        }
+    }
+
+    /// Sends a TLS 1.3 KeyUpdate that asks the server for one in reply (RFC 8446 §4.6.3).
+    func requestKeyUpdate() -> Bool {
+        SSL_key_update(ssl, SSL_KEY_UPDATE_REQUESTED) == 1 && SSL_do_handshake(ssl) == 1
+    }
+
     /// Reads a response with a Content-Length body; returns the body's length.
     func readResponseBodyLength() -> Int? {
         var received: [UInt8] = []
