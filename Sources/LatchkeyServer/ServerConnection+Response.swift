@@ -75,6 +75,7 @@ extension ServerConnection {
         guard exchange === self.exchange, !exchange.finished else { return }
         exchange.aborted = true
         exchange.finished = true
+        tls?.abandon()
         machine.responseAborted()
         endExchange()
         scheduleFlush()

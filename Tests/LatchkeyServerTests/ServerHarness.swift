@@ -58,7 +58,8 @@ final class ServerHarness: Sendable {
 /// Answers every request once its body has arrived: `METHOD TARGET bytes=N` (and, over
 /// TLS, ` tls=VERSION subject=SUBJECT`). The body is asked for at once, so
 /// `Expect: 100-continue` gets its interim response. `/big/N` answers N bytes, sent as
-/// backpressure allows; `/paused-upload` pauses the body after every piece and resumes it
+/// backpressure allows; `/cut/N` announces twice N bytes, sends N and aborts (an upstream
+/// that failed mid-body); `/paused-upload` pauses the body after every piece and resumes it
 /// a millisecond later.
 final class EchoServerHandler: ServerHandler {
     let loop: EventLoop
@@ -74,6 +75,12 @@ final class EchoServerHandler: ServerHandler {
     func handle(_ exchange: ServerExchange) -> ExchangeHandler {
         if exchange.head.target.hasPrefix("/big/"), let size = Int(exchange.head.target.dropFirst(5)) {
             return BigResponse(exchange, size: size)
+        }
+        if exchange.head.target.hasPrefix("/cut/"), let size = Int(exchange.head.target.dropFirst(5)) {
+            exchange.sendHead(status: 200, fields: ["Content-Length": String(2 * size)])
+            [UInt8](repeating: UInt8(ascii: "x"), count: size).withUnsafeBytes { _ = exchange.sendBody($0) }
+            exchange.abort()
+            return BigResponse(exchange, size: 0)
         }
         let echo = EchoExchange(exchange, pausingIn: exchange.head.target == "/paused-upload" ? loop : nil)
         exchange.resumeRequestBody()

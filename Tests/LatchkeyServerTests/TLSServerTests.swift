@@ -226,6 +226,18 @@ struct TLSFixture: Sendable {
         #expect(end.error == SSL_ERROR_ZERO_RETURN)
     }
 
+    /// A response cut short ends without close_notify, so that the client sees the cut
+    /// even where it reads to the end of the stream (RFC 8446 §6.1).
+    @Test func aResponseCutShortEndsWithoutCloseNotify() throws {
+        let server = try server()
+        let client = try client(server)
+        #expect(client.handshake())
+        client.send("GET /cut/1000 HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        let end = client.readToTheEnd()
+        #expect(end.tail.hasSuffix(String(repeating: "x", count: 100)))
+        #expect(end.error != SSL_ERROR_ZERO_RETURN)
+    }
+
     /// The client did nothing wrong: no failed handshake is reported.
     @Test func aConnectionHandshakingAtShutdownClosesUnreported() throws {
         let server = try server()

@@ -90,6 +90,13 @@ public final class TLSSession {
         OpenSSLErrors.clear()
     }
 
+    /// The response was cut short: no close_notify will follow (SSL_set_quiet_shutdown), so
+    /// that a client reading to the end of the stream sees a truncation, not a complete
+    /// answer (RFC 8446 §6.1, RFC 9112 §9.8). Bytes already queued still go out.
+    public func abandon() {
+        SSL_set_quiet_shutdown(ssl, 1)
+    }
+
     /// One SSL_read_ex / SSL_write_ex, which sets the byte count and returns 1 on success.
     @inline(__always)
     private func transfer(_ call: (inout Int) -> Int32) -> Transfer {
