@@ -11,6 +11,7 @@
 # stucklog (Latchkey only): the access log to a file vs to a pipe nobody reads, requests/s.
 # tls: Latchkey's TLS listener vs nginx ssl (same ECDSA P-256 certificate): new TLS
 #      connections/s and kept-alive small GETs over TLS, CPU per connection / request.
+#      Their instructions per new connection: bash Benchmarks/callgrind_tls.sh (a minute).
 # The OAuth engine's scenarios (Latchkey only, tokens from Benchmarks/token_endpoint.py):
 #   auth   static-credential route vs OAuth identity route with a valid token, under wrk
 #          in pairs of short runs (--rounds, --duration): requests/s within 5%?
