@@ -21,7 +21,11 @@ struct PEMFile {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw TLSError(.unreadable, "cannot read \(noun) \(path): \(Self.reason(errno))") }
         guard info.st_mode & S_IFMT == S_IFREG else { throw TLSError(.unreadable, "cannot read \(noun) \(path): not a regular file") }
+        guard info.st_size <= Self.maxBytes else { throw TLSError(.malformed, "\(noun) \(path) is larger than \(Self.maxBytes) bytes") }
+        // Sized from fstat, so that growing never copies a key's bytes into memory that is
+        // freed without being wiped (only a file growing while it is read could).
         var contents: [UInt8] = []
+        contents.reserveCapacity(Int(info.st_size) + 1)
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         defer { chunk.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
         while true {
