@@ -271,6 +271,23 @@ enum ConfigSyntax {
         return .success(lowered)
     }
 
+    /// `hostPattern`, or `*.example.com` (HostPattern.subdomains): every name under a
+    /// domain. Returns it lower-cased, port included when given.
+    static func hostOrWildcard(_ text: String, allowPort: Bool) -> Result<String, Failure> {
+        let trimmed = text.trimmingASCIIWhitespace()
+        guard trimmed.hasPrefix("*.") else { return hostPattern(text, allowPort: allowPort) }
+        let domain = hostPattern(String(trimmed.dropFirst(2)), allowPort: allowPort)
+        guard case .success(let lowered) = domain, !lowered.hasPrefix("["),
+            !isIPv4Literal(lowered.prefix { $0 != ":" }) else {
+            return .failure(Failure("invalid wildcard host", expected: "*. followed by a domain name, e.g. *.example.com"))
+        }
+        return .success("*." + lowered)
+    }
+
+    private static func isIPv4Literal(_ text: Substring) -> Bool {
+        text.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
+    }
+
     /// Letters, digits, '-', '.', '_' (RFC 1123 plus the underscore common in service
     /// names); no empty labels.
     static func isHostName<S: StringProtocol>(_ text: S) -> Bool {

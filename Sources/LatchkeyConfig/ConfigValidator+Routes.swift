@@ -102,7 +102,7 @@ extension ConfigValidator {
         // Host.
         var host: String?
         if let rawHost = raw.string("host") {
-            switch ConfigSyntax.hostPattern(rawHost, allowPort: false) {
+            switch ConfigSyntax.hostOrWildcard(rawHost, allowPort: false) {
             case .success(let pattern):
                 host = pattern
                 checkHostAccepted(pattern, routeListeners: routeListeners, listeners: listeners, at: path / "host")
@@ -232,9 +232,13 @@ extension ConfigValidator {
     private mutating func checkHostAccepted(_ host: String, routeListeners: [String], listeners: Listeners, at path: ConfigPath) {
         guard listeners.complete, !Self.loopbackHostNames.contains(host) else { return }
         let candidates = listeners.configs.filter { routeListeners.isEmpty || routeListeners.contains($0.name) }
+        let route = HostPattern(host)
         let accepted = candidates.contains { listener in
             listener.allowedHosts.contains { allowed in
-                allowed == "*" || allowed == host || allowed.hasPrefix(host + ":")
+                let name = allowed.hasPrefix("[") ? Substring(allowed) : allowed.prefix { $0 != ":" }
+                // Some name both the route and the listener take: the same pattern, a name
+                // of the listener's the route's wildcard covers, or the reverse.
+                return allowed == "*" || name == host || route.matches(name) || HostPattern(String(name)).matches(host)
             }
         }
         if !accepted, !candidates.isEmpty {

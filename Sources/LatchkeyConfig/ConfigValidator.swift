@@ -136,7 +136,7 @@ struct ConfigValidator {
                     allowedHosts.append(host)
                     continue
                 }
-                switch ConfigSyntax.hostPattern(host, allowPort: true) {
+                switch ConfigSyntax.hostOrWildcard(host, allowPort: true) {
                 case .success(let pattern): allowedHosts.append(pattern)
                 case .failure(let failure): diagnostics.error((itemPath / "allowed_hosts")[hostIndex], failure.message, expected: failure.expected)
                 }

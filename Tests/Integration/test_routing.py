@@ -80,6 +80,20 @@ def test_host_matched_route(latchkey, make_upstream):
     assert p.get("/x").json()["upstream"] == "b"
 
 
+def test_wildcard_host_routes_every_name_under_a_domain(latchkey, make_upstream):
+    a, b, c = make_upstream("a"), make_upstream("b"), make_upstream("c")
+    cfg = config(listeners=[{"name": "main", "allowed_hosts": ["*.api.test"]}],
+                 routes=[route("exact", "/", a.url, host="billing.api.test"), route("wild", "/", b.url, host="*.api.test"),
+                         route("default", "/", c.url)])
+    p = latchkey.serve(cfg)
+    assert p.get("/x", host=f"billing.api.test:{p.port}").json()["upstream"] == "a"
+    assert p.get("/x", host=f"uploads.api.test:{p.port}").json()["upstream"] == "b"
+    assert p.get("/x", host="eu.uploads.api.test").json()["upstream"] == "b"
+    assert p.get("/x").json()["upstream"] == "c"
+    # The domain itself is not under its wildcard, so the listener does not take it.
+    assert p.get("/x", host=f"api.test:{p.port}").status == 421
+
+
 def test_no_route_is_404_json(latchkey, upstream):
     p = latchkey.serve(config(routes=[route("api", "/api", upstream.url)]))
     r = p.get("/elsewhere")

@@ -191,6 +191,23 @@ struct ConfigValidationTests {
         #expect(config.routes[0].host == "billing.svc")
     }
 
+    /// `*.example.com` in a route's host and in allowed_hosts; a route's wildcard must meet
+    /// a name the listener takes, and a wildcard must be over a domain name.
+    @Test func wildcardHostsUnderADomain() {
+        let problems = ConfigTestSupport.problems("""
+            listeners:
+              - { name: main, listen: 127.0.0.1:8080, allowed_hosts: ["*.example.com", "api.corp.test"] }
+            routes:
+              - { name: a, host: "*.example.com", upstream: https://a.example }
+              - { name: b, host: uploads.example.com, path: /b, upstream: https://b.example }
+              - { name: c, host: "*.corp.test", path: /c, upstream: https://c.example }
+              - { name: d, host: "*.other.test", path: /d, upstream: https://d.example }
+              - { name: e, host: "*.127.0.0.1", path: /e, upstream: https://e.example }
+              - { name: f, host: "*", path: /f, upstream: https://f.example }
+            """)
+        #expect(problems.map(\.path) == ["routes[3].host", "routes[4].host", "routes[5].host"])
+    }
+
     @Test func limitsAndLoggingRanges() {
         let problems = ConfigTestSupport.problems(ConfigTestSupport.minimalRoutes + """
 

@@ -31,6 +31,19 @@ import Testing
         #expect(p.acceptsHost("api.local:8080"))
     }
 
+    @Test func aWildcardAcceptsTheNamesUnderItsDomainWithTheListenPort() {
+        let p = policy(["*.example.com"])
+        for host in ["api.example.com", "API.example.com:8080", "a.b.example.com"] {
+            #expect(p.acceptsHost(host), "\(host)")
+        }
+        for host in ["example.com", "example.com:8080", "api.example.com:9999", "api.example.com.evil:8080", "evilexample.com"] {
+            #expect(!p.acceptsHost(host), "\(host)")
+        }
+        let withPort = policy(["*.example.com:443"])
+        #expect(withPort.acceptsHost("api.example.com:443"))
+        #expect(!withPort.acceptsHost("api.example.com"))
+    }
+
     @Test func wildcardAndUnixSocketsAcceptAnyHost() {
         #expect(policy(["*"]).acceptsHost("anything:1"))
         #expect(policy(bound: .unix(path: "/tmp/x.sock")).acceptsHost("whatever"))

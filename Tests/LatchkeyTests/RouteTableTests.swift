@@ -33,6 +33,20 @@ import Testing
         #expect(table.match(listener: 1, path: "/s", host: nil)?.name == "second")
     }
 
+    /// `*.example.com` covers every name under the domain (not the domain itself); among
+    /// equal prefixes the exact name wins over the wildcard, which wins over no host.
+    @Test func aWildcardHostCoversSubdomainsBelowAnExactOne() {
+        let table = RouteTable(config: config([
+            route("any", "/"), route("wild", "/", host: "*.example.com"), route("exact", "/", host: "api.example.com"),
+        ]))
+        #expect(table.match(listener: 0, path: "/x", host: "api.example.com")?.name == "exact")
+        #expect(table.match(listener: 0, path: "/x", host: "uploads.example.com")?.name == "wild")
+        #expect(table.match(listener: 0, path: "/x", host: "a.b.example.com")?.name == "wild")
+        #expect(table.match(listener: 0, path: "/x", host: "example.com")?.name == "any")
+        #expect(table.match(listener: 0, path: "/x", host: "badexample.com")?.name == "any")
+        #expect(table.match(listener: 0, path: "/x", host: nil)?.name == "any")
+    }
+
     @Test func noRouteIsNil() {
         let table = RouteTable(config: config([route("api", "/api")]))
         #expect(table.match(listener: 0, path: "/other", host: nil) == nil)

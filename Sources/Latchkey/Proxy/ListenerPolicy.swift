@@ -11,6 +11,9 @@ struct ListenerPolicy: Sendable {
     /// Accepted Host values, lower-cased, with and without port where that applies. Nil
     /// accepts any Host (Unix sockets, which browsers cannot reach, or `allowed_hosts: ["*"]`).
     let allowedHosts: Set<String>?
+    /// `allowed_hosts` wildcards (`*.example.com`, `*.example.com:8443`): the names each
+    /// covers, and the Host ports it takes them with ("" for a Host without one).
+    let allowedDomains: [(pattern: HostPattern, ports: Set<Substring>)]
     /// `allowed_origins`, lower-cased: pages whose requests may use the credentials.
     let allowedOrigins: Set<String>
     /// A loopback listener: a page on another localhost port (`Sec-Fetch-Site: same-site`)
@@ -53,12 +56,19 @@ struct ListenerPolicy: Sendable {
         }
         guard let port = bound.port, !config.allowedHosts.contains("*") else {
             allowedHosts = nil
+            allowedDomains = []
             return
+        }
+        let allowed = config.allowedHosts.map { $0.lowercased() }
+        allowedDomains = allowed.filter { $0.hasPrefix("*.") }.map { wildcard in
+            let (name, given) = Self.splitPort(wildcard)
+            let ports: Set<Substring> = given.map { [$0] } ?? ["", Substring(String(port))]
+            return (HostPattern(String(name)), ports)
         }
         // DNS-rebinding defence: a page on evil.example resolved to 127.0.0.1 still sends
         // Host: evil.example, which is not on this list.
         var hosts: Set<String> = []
-        var names = ["localhost", "127.0.0.1", "[::1]"] + config.allowedHosts.map { $0.lowercased() }
+        var names = ["localhost", "127.0.0.1", "[::1]"] + allowed.filter { !$0.hasPrefix("*.") }
         if let host = bound.host, !bound.isLoopback, host != "0.0.0.0", host != "::" {
             names.append(host.contains(":") ? "[\(host)]" : host)
         }
@@ -72,7 +82,17 @@ struct ListenerPolicy: Sendable {
     func acceptsHost(_ host: String?) -> Bool {
         guard let allowedHosts else { return true }
         guard let host else { return false }
-        return allowedHosts.contains(host.lowercased())
+        let lowered = host.lowercased()
+        if allowedHosts.contains(lowered) { return true }
+        guard !allowedDomains.isEmpty, !lowered.hasPrefix("[") else { return false }
+        let (name, port) = Self.splitPort(lowered)
+        return allowedDomains.contains { $0.pattern.matches(name) && $0.ports.contains(port ?? "") }
+    }
+
+    /// "a.example.com:8443" → ("a.example.com", "8443"); for DNS names only.
+    private static func splitPort(_ host: String) -> (name: Substring, port: Substring?) {
+        guard let colon = host.firstIndex(of: ":") else { return (Substring(host), nil) }
+        return (host[..<colon], host[host.index(after: colon)...])
     }
 }
 

@@ -11,8 +11,8 @@ final class Route: Sendable {
     let index: Int
     let listeners: Set<Int>
     let pathPrefix: String
-    /// Lower-cased Host to match, without port.
-    let host: String?
+    /// The Host names it serves (lower-cased, without port); nil for any.
+    let host: HostPattern?
     let upstream: UpstreamTarget
     let prefixReplacement: String?
     let injections: [Injection]
@@ -54,7 +54,7 @@ final class Route: Sendable {
         self.index = index
         listeners = Set(config.listeners.compactMap { listenerIndex[$0] })
         pathPrefix = config.pathPrefix
-        host = config.host?.lowercased()
+        host = config.host.map { HostPattern($0.lowercased()) }
         upstream = target
         prefixReplacement = config.prefixReplacement
         injections = config.injections

@@ -4,7 +4,7 @@ import LatchkeyUpstream
 
 /// The routes of one configuration, compiled once and shared read-only by every loop.
 /// Matching is longest prefix first; among equal prefixes a route naming the request's
-/// Host wins over one that does not.
+/// Host wins over one whose wildcard covers it, which wins over one naming none.
 struct RouteTable: Sendable {
     private let routes: [Route]
     /// Every route's secret query parameters: redacted in the log line of a request that
@@ -21,13 +21,21 @@ struct RouteTable: Sendable {
         let listenerIndex = Dictionary(uniqueKeysWithValues: config.listeners.enumerated().map { ($1.name, $0) })
         routes = config.routes.enumerated().compactMap { Route($1, index: $0, listenerIndex: listenerIndex, identities: identities) }.sorted { a, b in
             if a.pathPrefix.count != b.pathPrefix.count { return a.pathPrefix.count > b.pathPrefix.count }
-            return (a.host != nil) && (b.host == nil)
+            return Self.hostRank(a.host) > Self.hostRank(b.host)
         }
         allSecretQueryParameters = routes.reduce(into: []) { $0.formUnion($1.secretQueryParameters) }
         anyRouteNamesHost = routes.contains { $0.host != nil }
         selectable = Dictionary(uniqueKeysWithValues: routes.compactMap { route in
             route.identities.flatMap { $0.allowed.count > 1 ? (route.name, $0) : nil }
         })
+    }
+
+    private static func hostRank(_ host: HostPattern?) -> Int {
+        switch host {
+        case .exact: 2
+        case .subdomains: 1
+        case nil: 0
+        }
     }
 
     func route(named name: String) -> Route? {
@@ -38,7 +46,7 @@ struct RouteTable: Sendable {
     func match(listener: Int, path: Substring, host: Substring?) -> Route? {
         routes.first { route in
             (route.listeners.isEmpty || route.listeners.contains(listener))
-                && (route.host == nil || host.map { $0 == route.host! } == true)
+                && (route.host.map { pattern in host.map(pattern.matches) ?? false } ?? true)
                 && route.matches(path: path)
         }
     }

@@ -30,7 +30,7 @@ extension Config {
         guard case .tcp(let listenHost, let port) = listener.address, port != 0 else {
             throw RuntimeError("listener \(listener.name) has no fixed TCP port a browser could open (\(listener.address))")
         }
-        let named = host ?? listener.allowedHosts.first { $0 != "*" }.map { $0.contains(":") ? $0 : "\($0):\(port)" }
+        let named = host ?? listener.allowedHosts.first { !$0.contains("*") }.map { $0.contains(":") ? $0 : "\($0):\(port)" }
         let authority: String
         if let named {
             authority = named
