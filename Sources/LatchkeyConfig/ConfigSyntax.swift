@@ -278,7 +278,7 @@ enum ConfigSyntax {
         guard trimmed.hasPrefix("*.") else { return hostPattern(text, allowPort: allowPort) }
         let domain = hostPattern(String(trimmed.dropFirst(2)), allowPort: allowPort)
         guard case .success(let lowered) = domain, !lowered.hasPrefix("["),
-            !isIPv4Literal(lowered.prefix { $0 != ":" }) else {
+            !isIPv4Literal(HostAuthority.split(lowered).host) else {
             return .failure(Failure("invalid wildcard host", expected: "*. followed by a domain name, e.g. *.example.com"))
         }
         return .success("*." + lowered)

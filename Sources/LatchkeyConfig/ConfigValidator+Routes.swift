@@ -235,7 +235,7 @@ extension ConfigValidator {
         let route = HostPattern(host)
         let accepted = candidates.contains { listener in
             listener.allowedHosts.contains { allowed in
-                let name = allowed.hasPrefix("[") ? Substring(allowed) : allowed.prefix { $0 != ":" }
+                let name = HostAuthority.split(allowed).host
                 // Some name both the route and the listener take: the same pattern, a name
                 // of the listener's the route's wildcard covers, or the reverse.
                 return allowed == "*" || name == host || route.matches(name) || HostPattern(String(name)).matches(host)

@@ -18,9 +18,4 @@ public enum HostPattern: Sendable, Equatable {
         case .subdomains(let suffix): host.utf8.count > suffix.utf8.count && host.hasSuffix(suffix)
         }
     }
-
-    public var isWildcard: Bool {
-        if case .subdomains = self { return true }
-        return false
-    }
 }

@@ -14,6 +14,12 @@ public struct FileSignature: Equatable, Sendable {
     public var changed: Int64
     public var changedNanoseconds: Int
 
+    /// Each path's signature (nil for one that cannot be stat'ed), for watchers that
+    /// compare a set of files from one pass to the next.
+    public static func of(_ paths: [String]) -> [String: FileSignature?] {
+        Dictionary(paths.map { ($0, FileSignature(path: $0)) }) { first, _ in first }
+    }
+
     /// nil when the file cannot be stat'ed (most often: it does not exist).
     public init?(path: String) {
         var info = stat()

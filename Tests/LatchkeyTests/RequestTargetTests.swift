@@ -1,3 +1,4 @@
+import LatchkeyConfig
 import Testing
 @testable import Latchkey
 
@@ -20,8 +21,9 @@ import Testing
     }
 
     @Test func hostWithoutPort() {
-        #expect(RequestTarget.hostWithoutPort("example.com:8080") == "example.com")
-        #expect(RequestTarget.hostWithoutPort("[::1]:8080") == "[::1]")
-        #expect(RequestTarget.hostWithoutPort("example.com") == "example.com")
+        #expect(HostAuthority.split("example.com:8080").host == "example.com")
+        #expect(HostAuthority.split("[::1]:8080").host == "[::1]")
+        #expect(HostAuthority.split("example.com").host == "example.com")
+        #expect(HostAuthority.split("[::1]:8080").port == "8080" && HostAuthority.split("[::1]").port == nil)
     }
 }

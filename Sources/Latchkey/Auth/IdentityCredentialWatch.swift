@@ -25,7 +25,7 @@ final class IdentityCredentialWatch: Sendable {
                 Watched(identity: $0, secrets: Set(config.secretEntries.map(\.name)), files: config.filesReadPerTokenRequest)
             }
         }
-        signatures = Mutex(Dictionary(watched.flatMap(\.files).map { ($0, FileSignature(path: $0)) }) { first, _ in first })
+        signatures = Mutex(FileSignature.of(watched.flatMap(\.files)))
     }
 
     /// One pass of the secret-file watcher, after the credential store reloaded `changed`.

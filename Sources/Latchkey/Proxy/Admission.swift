@@ -121,7 +121,7 @@ final class Admission: Sendable {
             }
         }
         // Lower-cased only for tables that match on it.
-        let routeHost = routes.anyRouteNamesHost ? host.map { Substring(RequestTarget.hostWithoutPort($0).lowercased()) } : nil
+        let routeHost = routes.anyRouteNamesHost ? host.map { Substring(HostAuthority.split($0).host.lowercased()) } : nil
         guard let route = routes.match(listener: listener, path: routedPath, host: routeHost) else {
             return refuse(404, "no_route", "no route matches this request's path")
         }

@@ -61,7 +61,7 @@ struct ListenerPolicy: Sendable {
         }
         let allowed = config.allowedHosts.map { $0.lowercased() }
         allowedDomains = allowed.filter { $0.hasPrefix("*.") }.map { wildcard in
-            let (name, given) = Self.splitPort(wildcard)
+            let (name, given) = HostAuthority.split(wildcard)
             let ports: Set<Substring> = given.map { [$0] } ?? ["", Substring(String(port))]
             return (HostPattern(String(name)), ports)
         }
@@ -85,14 +85,8 @@ struct ListenerPolicy: Sendable {
         let lowered = host.lowercased()
         if allowedHosts.contains(lowered) { return true }
         guard !allowedDomains.isEmpty, !lowered.hasPrefix("[") else { return false }
-        let (name, port) = Self.splitPort(lowered)
+        let (name, port) = HostAuthority.split(lowered)
         return allowedDomains.contains { $0.pattern.matches(name) && $0.ports.contains(port ?? "") }
-    }
-
-    /// "a.example.com:8443" → ("a.example.com", "8443"); for DNS names only.
-    private static func splitPort(_ host: String) -> (name: Substring, port: Substring?) {
-        guard let colon = host.firstIndex(of: ":") else { return (Substring(host), nil) }
-        return (host[..<colon], host[host.index(after: colon)...])
     }
 }
 

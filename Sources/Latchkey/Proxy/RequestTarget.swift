@@ -45,15 +45,4 @@ struct RequestTarget {
         }
         return !other && (dots == 1 || dots == 2)
     }
-
-    /// "example.com:8080" → "example.com"; "[::1]:8080" → "[::1]". Searches the UTF-8
-    /// bytes: a `Character` search walks grapheme clusters.
-    static func hostWithoutPort(_ host: String) -> Substring {
-        let utf8 = host.utf8
-        if utf8.first == UInt8(ascii: "[") {
-            guard let close = utf8.firstIndex(of: UInt8(ascii: "]")) else { return Substring(host) }
-            return host[...close]
-        }
-        return host[..<(utf8.firstIndex(of: UInt8(ascii: ":")) ?? host.endIndex)]
-    }
 }

@@ -28,7 +28,7 @@ extension ListenerCertificates {
             // Another CA: `ca:` or the store's directory or key changed.
             let caChanged = loaded.ca != state.config.ca || loaded.store != state.config.store
             var contexts: [Int: (context: TLSServerContext, leaf: Certificate)] = [:]
-            let signatures = Self.signatures(of: next.plans.compactMap { $0 }.flatMap(\.files) + next.caFiles)
+            let signatures = FileSignature.of(next.plans.compactMap { $0 }.flatMap(\.files) + next.caFiles)
             for (index, plan) in next.plans.enumerated() {
                 guard let plan, plan != state.plans[index] || (plan.usesLocalCA && caChanged) else { continue }
                 do throws(RuntimeError) {
@@ -39,7 +39,7 @@ extension ListenerCertificates {
                 }
             }
             return Prepared(config: loaded, plans: next.plans, caFiles: next.caFiles, contexts: contexts,
-                            signatures: signatures.merging(Self.signatures(of: next.caFiles)) { before, _ in before })
+                            signatures: signatures.merging(FileSignature.of(next.caFiles)) { before, _ in before })
         }
     }
 
@@ -48,7 +48,6 @@ extension ListenerCertificates {
         state.withLock { state in
             state.config = prepared.config
             state.plans = prepared.plans
-            state.names = prepared.config.listeners.map(\.name)
             state.caFiles = prepared.plans.contains { $0?.usesLocalCA == true } ? prepared.caFiles : []
             for (index, made) in prepared.contexts {
                 listeners[index]?.replace(made.context)

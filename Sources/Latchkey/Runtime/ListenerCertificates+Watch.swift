@@ -8,7 +8,7 @@ extension ListenerCertificates {
     /// the CA was renewed or rotated).
     func check(now: Date = Date()) {
         state.withLock { state in
-            let current = Self.signatures(of: Self.watchedFiles(state))
+            let current = FileSignature.of(Self.watchedFiles(state))
             // A file modified in the last seconds may be written again within its
             // timestamp's granularity (git's "racily clean" files), or be the first of a
             // pair being replaced: what uses it waits until it has settled, and then sees
@@ -36,7 +36,7 @@ extension ListenerCertificates {
     /// changed, and a context that presents the same one is kept.
     private func renew(_ index: Int, plan: ListenerTLSPlan, state: inout State, unlessSameLeaf: Bool, now: Date) {
         guard let tls = listeners[index] else { return }
-        let name = state.names[index]
+        let name = state.config.listeners[index].name
         do {
             let identity = try Self.identity(for: plan, state: &state, leaves: leaves, environment: environment, logger: logger, now: now)
             if unlessSameLeaf, let leaf = state.leaves[index], leaf.isSame(as: identity.leaf) { return }

@@ -33,8 +33,6 @@ final class ListenerCertificates: Sendable {
     struct State {
         /// By listener index, as `listeners`.
         var plans: [ListenerTLSPlan?]
-        /// The listeners' names, for the log.
-        var names: [String]
         /// The configuration's `ca` and `store`, which say where the local CA is.
         var config: Config
         /// The local CA's certificate and key files, once a listener has used it.
@@ -57,7 +55,7 @@ final class ListenerCertificates: Sendable {
         } catch {
             throw RuntimeError("TLS: \(error)")
         }
-        var state = State(plans: config.listeners.map(ListenerTLSPlan.init), names: config.listeners.map(\.name), config: config,
+        var state = State(plans: config.listeners.map(ListenerTLSPlan.init), config: config,
                           nextRenewal: now.addingTimeInterval(Self.renewalInterval))
         var listeners: [ListenerTLS?] = []
         for (index, listener) in config.listeners.enumerated() {
@@ -75,7 +73,7 @@ final class ListenerCertificates: Sendable {
             }
             listeners.append(ListenerTLS(context: context, handshakeTimeout: tls.handshakeTimeout))
         }
-        state.signatures = Self.signatures(of: Self.watchedFiles(state))
+        state.signatures = FileSignature.of(Self.watchedFiles(state))
         self.listeners = listeners
         self.state = Mutex(state)
     }
@@ -131,9 +129,5 @@ final class ListenerCertificates: Sendable {
 
     static func watchedFiles(_ state: State) -> [String] {
         state.plans.compactMap { $0 }.flatMap(\.files) + state.caFiles
-    }
-
-    static func signatures(of files: [String]) -> [String: FileSignature?] {
-        Dictionary(files.map { ($0, FileSignature(path: $0)) }) { first, _ in first }
     }
 }

@@ -11,17 +11,10 @@ extension ListenerConfig {
         var names = ["localhost", "127.0.0.1", "::1"]
         if let host = bound.host, host != "0.0.0.0", host != "::" { names.append(host) }
         for pattern in allowedHosts where !pattern.contains("*") {
-            names.append(Self.hostWithoutPort(pattern))
+            let host = HostAuthority.split(pattern).host
+            names.append(String(host.hasPrefix("[") ? host.dropFirst().dropLast() : host))
         }
         var seen: Set<String> = []
         return names.filter { seen.insert($0.lowercased()).inserted }
-    }
-
-    /// "api.local:8443" → "api.local", "[::1]:8443" → "::1".
-    private static func hostWithoutPort(_ pattern: String) -> String {
-        if pattern.hasPrefix("["), let close = pattern.firstIndex(of: "]") {
-            return String(pattern[pattern.index(after: pattern.startIndex)..<close])
-        }
-        return String(pattern.prefix { $0 != ":" })
     }
 }

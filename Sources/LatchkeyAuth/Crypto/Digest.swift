@@ -1,4 +1,5 @@
 import COpenSSL
+import LatchkeyTLS
 
 /// Message digests through OpenSSL's EVP interface.
 public enum Digest {
@@ -8,7 +9,7 @@ public enum Digest {
             var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
             var length: UInt32 = 0
             guard EVP_Digest(bytes, bytes.count, &digest, &length, EVP_sha256(), nil) == 1 else {
-                throw CryptoError(.digestFailed, detail: "SHA-256 failed: \(OpenSSLErrorQueue.drainReasons())")
+                throw CryptoError(.digestFailed, detail: "SHA-256 failed: \(OpenSSLErrors.drainReasons())")
             }
             return Array(digest.prefix(Int(length)))
         }
@@ -21,7 +22,7 @@ public enum Digest {
             var mac = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
             var length: UInt32 = 0
             guard HMAC(EVP_sha256(), key, Int32(key.count), message, message.count, &mac, &length) != nil else {
-                throw CryptoError(.digestFailed, detail: "HMAC-SHA256 failed: \(OpenSSLErrorQueue.drainReasons())")
+                throw CryptoError(.digestFailed, detail: "HMAC-SHA256 failed: \(OpenSSLErrors.drainReasons())")
             }
             return Array(mac.prefix(Int(length)))
         }

@@ -1,4 +1,5 @@
 import COpenSSL
+import LatchkeyTLS
 
 /// OpenSSL writes an ECDSA signature as a DER SEQUENCE of two INTEGERs; JWS wants r and s
 /// as fixed-width big-endian numbers, concatenated (RFC 7518 §3.4).
@@ -12,7 +13,7 @@ enum ECDSASignature {
                 return d2i_ECDSA_SIG(nil, &cursor, buffer.count)
             }
             guard let parsed else {
-                throw CryptoError(.signingFailed, detail: "d2i_ECDSA_SIG failed: \(OpenSSLErrorQueue.drainReasons())")
+                throw CryptoError(.signingFailed, detail: "d2i_ECDSA_SIG failed: \(OpenSSLErrors.drainReasons())")
             }
             defer { ECDSA_SIG_free(parsed) }
             var jose = [UInt8](repeating: 0, count: 2 * coordinateWidth)

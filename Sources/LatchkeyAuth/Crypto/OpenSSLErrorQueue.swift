@@ -12,10 +12,4 @@ enum OpenSSLErrorQueue {
         defer { OpenSSLErrors.clear() }
         return try body()
     }
-
-    /// The queued reasons, oldest first, as ERR_error_string_n words them
-    /// ("error:1E08010C:DECODER routines::unsupported"); drains the queue.
-    static func drainReasons() -> String {
-        OpenSSLErrors.drainReasons()
-    }
 }

@@ -1,4 +1,5 @@
 import COpenSSL
+import LatchkeyTLS
 
 /// Unpredictable bytes from OpenSSL's CSPRNG, for anything an attacker must not guess.
 public enum SecureRandom {
@@ -8,7 +9,7 @@ public enum SecureRandom {
         return try OpenSSLErrorQueue.isolating { () throws(CryptoError) in
             var bytes = [UInt8](repeating: 0, count: count)
             guard RAND_bytes(&bytes, Int32(count)) == 1 else {
-                throw CryptoError(.randomUnavailable, detail: "RAND_bytes failed: \(OpenSSLErrorQueue.drainReasons())")
+                throw CryptoError(.randomUnavailable, detail: "RAND_bytes failed: \(OpenSSLErrors.drainReasons())")
             }
             return bytes
         }

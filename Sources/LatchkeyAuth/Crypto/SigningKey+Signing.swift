@@ -1,4 +1,5 @@
 import COpenSSL
+import LatchkeyTLS
 
 extension SigningKey {
     /// Signs `message` with SHA-256 as `algorithm` says: RSASSA-PKCS1-v1_5 for RS256, and for
@@ -29,6 +30,6 @@ extension SigningKey {
 
     /// Call inside `OpenSSLErrorQueue.isolating`, where the queue holds this call's reasons.
     private func signingError(_ call: String) -> CryptoError {
-        CryptoError(.signingFailed, detail: "\(call) failed: \(OpenSSLErrorQueue.drainReasons())")
+        CryptoError(.signingFailed, detail: "\(call) failed: \(OpenSSLErrors.drainReasons())")
     }
 }

@@ -1,4 +1,5 @@
 import COpenSSL
+import LatchkeyTLS
 
 /// A private key that signs JWTs, and the JWS algorithm it signs with.
 ///
@@ -62,7 +63,7 @@ public final class SigningKey: @unchecked Sendable {
         if askedForPassword != 0 {
             throw CryptoError(.invalidKey, detail: "\(origin) is encrypted; Latchkey needs it unencrypted")
         }
-        throw CryptoError(.invalidKey, detail: "\(origin) is not a PEM private key (\(OpenSSLErrorQueue.drainReasons()))")
+        throw CryptoError(.invalidKey, detail: "\(origin) is not a PEM private key (\(OpenSSLErrors.drainReasons()))")
     }
 
     /// The algorithm for this key, or why the key cannot sign (or cannot sign `requested`).

@@ -1,4 +1,5 @@
 import COpenSSL
+import LatchkeyTLS
 
 /// AES-256-GCM (NIST SP 800-38D) through OpenSSL's EVP interface: the token store's seal.
 /// The additional data is authenticated, not encrypted: it binds a sealed file to its
@@ -39,7 +40,7 @@ enum StoreCipher {
                 return total
             }
             guard let sealed else {
-                throw CryptoError(.encryptionFailed, detail: "AES-256-GCM encryption failed: \(OpenSSLErrorQueue.drainReasons())")
+                throw CryptoError(.encryptionFailed, detail: "AES-256-GCM encryption failed: \(OpenSSLErrors.drainReasons())")
             }
             return Sealed(nonce: nonce, ciphertext: Array(ciphertext.prefix(sealed)), tag: tag)
         }
@@ -74,7 +75,7 @@ enum StoreCipher {
             switch outcome {
             case .opened(let count): return Array(plaintext.prefix(count))
             case .tagMismatch: throw CryptoError(.authenticationFailed, detail: "the AES-256-GCM tag does not match")
-            case .failed: throw CryptoError(.decryptionFailed, detail: "AES-256-GCM decryption failed: \(OpenSSLErrorQueue.drainReasons())")
+            case .failed: throw CryptoError(.decryptionFailed, detail: "AES-256-GCM decryption failed: \(OpenSSLErrors.drainReasons())")
             }
         }
     }
@@ -96,7 +97,7 @@ enum StoreCipher {
 
         init(_ code: CryptoError.Code) throws(CryptoError) {
             guard let pointer = EVP_CIPHER_CTX_new() else {
-                throw CryptoError(code, detail: "EVP_CIPHER_CTX_new failed: \(OpenSSLErrorQueue.drainReasons())")
+                throw CryptoError(code, detail: "EVP_CIPHER_CTX_new failed: \(OpenSSLErrors.drainReasons())")
             }
             self.pointer = pointer
         }

@@ -99,21 +99,17 @@ public final class TLSServerContext: @unchecked Sendable {
 
     /// SHA-256 (32 bytes, SSL_MAX_SID_CTX_LENGTH) over the scope and each client CA's DER.
     static func sessionIDContext(scope: String, clientCA: [Certificate]?) throws(TLSError) -> [UInt8] {
-        guard let digest = EVP_MD_CTX_new() else { throw setupError("a digest") }
-        defer { EVP_MD_CTX_free(digest) }
-        var parts = [Array("latchkey session scope \(scope)".utf8)]
+        var input = Array("latchkey session scope \(scope)".utf8)
         for authority in clientCA ?? [] {
             var der: UnsafeMutablePointer<UInt8>?
             let count = i2d_X509(authority.x509, &der)
             guard count > 0, let der else { throw setupError("the client CA's encoding") }
-            parts.append(Array(UnsafeBufferPointer(start: der, count: Int(count))))
+            input.append(contentsOf: UnsafeBufferPointer(start: der, count: Int(count)))
             CRYPTO_free(der, #fileID, #line)
         }
         var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
-        guard EVP_DigestInit_ex(digest, EVP_sha256(), nil) == 1,
-            parts.allSatisfy({ part in EVP_DigestUpdate(digest, part, part.count) == 1 }),
-            EVP_DigestFinal_ex(digest, &output, &length) == 1 else { throw setupError("a digest") }
+        guard EVP_Digest(input, input.count, &output, &length, EVP_sha256(), nil) == 1 else { throw setupError("a digest") }
         return Array(output.prefix(Int(length)))
     }
 
