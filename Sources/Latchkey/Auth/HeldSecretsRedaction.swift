@@ -23,7 +23,7 @@ final class HeldSecretsRedaction: LogRedactionSource {
 
     /// What a merged list was made from: the registry followed, the credentials' generation
     /// and each of its identities' token generation. When none moved, the list stands.
-    private struct Origin: Equatable {
+    private struct Origin {
         var followed: UInt64
         var credentials: UInt64
         var tokens: [UInt64]
@@ -50,8 +50,11 @@ final class HeldSecretsRedaction: LogRedactionSource {
         guard !identities.isEmpty else { return snapshot.redactionValues }
         // The identities' locks are taken apart from this one, never under it: no order of
         // locks to keep between a log line and an identity.
-        let now = Origin(followed: followed, credentials: snapshot.generation, tokens: identities.map(\.tokenGeneration))
-        if let made, made.origin == now { return made.values }
+        // Compared in place: this runs for every log line, and the list is rarely remade.
+        if let made, made.origin.followed == followed, made.origin.credentials == snapshot.generation,
+            made.origin.tokens.elementsEqual(identities.lazy.map(\.tokenGeneration)) {
+            return made.values
+        }
         let held = identities.map(\.heldSecrets)
         // Longest first, as `LogRedactionSource` asks.
         let values = Set(snapshot.redactionValues + held.flatMap(\.values)).sorted { $0.utf8.count > $1.utf8.count }

@@ -72,14 +72,10 @@ struct HandoffCaller: Sendable {
     private static func withToken(of identity: Identity, route: Route, report: @escaping @Sendable (HandoffOutcome) -> Void,
                                   _ next: @escaping @Sendable (IssuedToken) -> Void) -> Identity.Waiter {
         { result in
-            switch result {
-            case .success(let token):
-                guard let capture = route.missingCapture(in: token) else { return next(token) }
-                let refusal = IdentityRefusal(missingCapture: capture, identity: identity.name, route: route.name)
+            if let refusal = route.refusal(for: result, identity: identity.name) {
                 report(.failed(refusal.document, fields: refusal.fields))
-            case .failure(let unavailable):
-                let refusal = IdentityRefusal(unavailable, identity: identity.name, route: route.name)
-                report(.failed(refusal.document, fields: refusal.fields))
+            } else if case .success(let token) = result {
+                next(token)
             }
         }
     }
@@ -90,12 +86,7 @@ struct HandoffCaller: Sendable {
         var fields = HTTPFields()
         let mark = handoff.url.firstIndex(of: "?")
         let query = mark.map { handoff.url[handoff.url.index(after: $0)...] }
-        let injected = UpstreamRequestBuilder.inject(route, into: &fields, query: query) { injection in
-            switch injection.source {
-            case .credential(let name): credentials[name]
-            case .identity: token?.value(for: injection)
-            }
-        }
+        let injected = UpstreamRequestBuilder.inject(route, into: &fields, query: query) { $0.value(credentials: credentials, token: token) }
         var url = String(handoff.url[..<(mark ?? handoff.url.endIndex)])
         UpstreamRequestBuilder.appendQuery(to: &url, query: query, injected: injected)
         return AuthHTTPRequest(method: handoff.method, url: url, fields: fields, options: route.options)

@@ -10,3 +10,13 @@ extension IssuedToken {
         return captures[capture]
     }
 }
+
+extension Injection {
+    /// What this injection attaches: its credential's value, or the identity's `token`.
+    func value(credentials: CredentialSnapshot, token: IssuedToken?) -> String? {
+        switch source {
+        case .credential(let name): credentials[name]
+        case .identity: token?.value(for: self)
+        }
+    }
+}

@@ -65,15 +65,7 @@ extension ProxyExchange {
             startTransfer(start, token: token)
             exchange.resumeRequestBody()
         case .refuse:
-            guard let identity else { return }
-            let refusal: IdentityRefusal
-            switch result {
-            case .failure(let unavailable):
-                refusal = IdentityRefusal(unavailable, identity: identity.name, route: route.name)
-            case .success(let token):
-                guard let capture = route.missingCapture(in: token) else { return }
-                refusal = IdentityRefusal(missingCapture: capture, identity: identity.name, route: route.name)
-            }
+            guard let identity, let refusal = route.refusal(for: result, identity: identity.name) else { return }
             answer(refusal.document, extraFields: refusal.fields)
         }
     }

@@ -22,12 +22,8 @@ struct RequestBlueprint {
     func request(for route: Route, token: IssuedToken?, jar: CookieJar?) -> UpstreamRequest {
         var request = UpstreamRequestBuilder.build(
             head: head, route: route, path: target.path, query: target.query, clientHost: clientHost,
-            peer: peer, clientUsesTLS: clientUsesTLS, removingField: inboundHeader, credential: { injection in
-                switch injection.source {
-                case .credential(let name): credentials[name]
-                case .identity: token?.value(for: injection)
-                }
-            })
+            peer: peer, clientUsesTLS: clientUsesTLS, removingField: inboundHeader,
+            credential: { $0.value(credentials: credentials, token: token) })
         request.cookieJar = jar
         return request
     }

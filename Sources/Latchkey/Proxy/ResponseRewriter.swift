@@ -123,12 +123,3 @@ struct ResponseRewriter {
         return result.joined(separator: "; ")
     }
 }
-
-extension StringProtocol {
-    func trimmingSpaces() -> SubSequence {
-        var text = self[...]
-        while let first = text.first, first == " " || first == "\t" { text = text.dropFirst() }
-        while let last = text.last, last == " " || last == "\t" { text = text.dropLast() }
-        return text
-    }
-}

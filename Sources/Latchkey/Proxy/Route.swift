@@ -86,6 +86,17 @@ final class Route: Sendable {
         return injectedCaptures.first { token.captures[$0] == nil }
     }
 
+    /// Why an identity's answer cannot serve this route (no token, or one without a capture
+    /// the route injects); nil when it can.
+    func refusal(for result: Result<IssuedToken, IdentityUnavailable>, identity: String) -> IdentityRefusal? {
+        switch result {
+        case .failure(let unavailable):
+            return IdentityRefusal(unavailable, identity: identity, route: name)
+        case .success(let token):
+            return missingCapture(in: token).map { IdentityRefusal(missingCapture: $0, identity: identity, route: name) }
+        }
+    }
+
     /// Whether `token` can be injected: there is one, with every capture the route names.
     func canInject(_ token: IssuedToken?) -> Bool {
         guard let token else { return false }

@@ -40,9 +40,7 @@ struct SetCookie: Sendable, Equatable {
 
     /// §5.2: spaces and horizontal tabs around the name, value and attributes go.
     private static func trimmed(_ text: Substring) -> String {
-        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) }) else { return "" }
-        return String(text[first...last])
+        String(text.trimmingSpaces())
     }
 
     /// The value the answer's `Set-Cookie` fields leave cookie `name` with: the last one
