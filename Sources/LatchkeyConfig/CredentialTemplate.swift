@@ -31,44 +31,24 @@ public struct CredentialTemplate: Sendable, Equatable, CustomStringConvertible {
     /// by default). Errors never quote the text: a user who pastes a token where the
     /// template belongs must not see it echoed into logs.
     public init(parsing text: String, placeholders: [String] = tokenPlaceholders) throws(ParseError) {
-        var literal: [UInt8] = []
-        var prefix: [UInt8]?
+        var literal = ""
+        var prefix: String?
         var placeholder = "token"
-        var bytes = text.utf8[...]
-        while let byte = bytes.first {
-            bytes = bytes.dropFirst()
-            switch byte {
-            case UInt8(ascii: "{"):
-                if bytes.first == UInt8(ascii: "{") {
-                    bytes = bytes.dropFirst()
-                    literal.append(byte)
-                    continue
+        try TemplateText.scan(text, literal: { literal += $0 }) { found throws(ParseError) in
+            let name = String(found)
+            guard placeholders.contains(name) else {
+                if let suggestion = ConfigSyntax.closestMatch(to: name, in: placeholders) {
+                    throw ParseError("unknown placeholder; did you mean {\(suggestion)}?")
                 }
-                guard let close = bytes.firstIndex(of: UInt8(ascii: "}")) else {
-                    throw ParseError("unclosed '{'")
-                }
-                let name = String(decoding: bytes[..<close], as: UTF8.self)
-                bytes = bytes[bytes.index(after: close)...]
-                guard placeholders.contains(name) else {
-                    if let suggestion = ConfigSyntax.closestMatch(to: name, in: placeholders) {
-                        throw ParseError("unknown placeholder; did you mean {\(suggestion)}?")
-                    }
-                    throw ParseError("unknown placeholder")
-                }
-                guard prefix == nil else { throw ParseError("more than one placeholder") }
-                prefix = literal
-                if !Self.tokenPlaceholders.contains(name) { placeholder = name }
-                literal = []
-            case UInt8(ascii: "}"):
-                guard bytes.first == UInt8(ascii: "}") else { throw ParseError("unmatched '}'") }
-                bytes = bytes.dropFirst()
-                literal.append(byte)
-            default:
-                literal.append(byte)
+                throw ParseError("unknown placeholder")
             }
+            guard prefix == nil else { throw ParseError("more than one placeholder") }
+            prefix = literal
+            if !Self.tokenPlaceholders.contains(name) { placeholder = name }
+            literal = ""
         }
         guard let prefix else { throw ParseError("no {token} placeholder") }
-        self.init(prefix: String(decoding: prefix, as: UTF8.self), suffix: String(decoding: literal, as: UTF8.self), placeholder: placeholder)
+        self.init(prefix: prefix, suffix: literal, placeholder: placeholder)
     }
 
     /// The credential value inside its template.

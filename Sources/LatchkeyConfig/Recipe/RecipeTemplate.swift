@@ -20,35 +20,9 @@ public struct RecipeTemplate: Sendable, Equatable, CustomStringConvertible {
     /// Parses template text. Errors never quote the text, which may hold a pasted secret.
     public init(parsing text: String) throws(CredentialTemplate.ParseError) {
         var parts: [Part] = []
-        var literal = ""
-        var characters = text[...]
-        func flush() {
-            if !literal.isEmpty { parts.append(.literal(literal)) }
-            literal = ""
+        try TemplateText.scan(text, literal: { if !$0.isEmpty { parts.append(.literal($0)) } }) { name throws(CredentialTemplate.ParseError) in
+            parts.append(try Self.placeholder(name))
         }
-        while let character = characters.first {
-            characters = characters.dropFirst()
-            switch character {
-            case "{":
-                if characters.first == "{" {
-                    characters = characters.dropFirst()
-                    literal.append("{")
-                    continue
-                }
-                guard let close = characters.firstIndex(of: "}") else { throw .init("unclosed '{'") }
-                let name = characters[..<close]
-                characters = characters[characters.index(after: close)...]
-                flush()
-                parts.append(try Self.placeholder(name))
-            case "}":
-                guard characters.first == "}" else { throw .init("unmatched '}'") }
-                characters = characters.dropFirst()
-                literal.append("}")
-            default:
-                literal.append(character)
-            }
-        }
-        flush()
         self.parts = parts
     }
 
