@@ -76,16 +76,38 @@ public struct ListenerConfig: Sendable, Equatable {
     public var inbound: InboundAccess
     /// Clients reach this listener over TLS (`tls:`); nil for plain HTTP.
     public var tls: ListenerTLSConfig?
+    /// A reverse proxy (the default: clients send origin-form requests to it), or an HTTP
+    /// proxy for `HTTP_PROXY`/`HTTPS_PROXY` clients (`mode: forward`).
+    public var mode: ListenerMode
+    /// `mode: forward`: hosts no route names that CONNECT may reach through a raw byte
+    /// tunnel and absolute-form requests may reach untouched, with no credentials added.
+    public var tunnel: [HostPattern]
+    /// `mode: forward`: the secret clients present with `Proxy-Authorization: Basic`
+    /// (`inbound.proxy_auth`), checked besides the listener's inbound check.
+    public var proxyAuth: SecretSource?
 
     public init(name: String, address: ListenAddress, allowedHosts: [String] = [], allowedOrigins: [String] = [],
-                inbound: InboundAccess = .loopbackOnly, tls: ListenerTLSConfig? = nil) {
+                inbound: InboundAccess = .loopbackOnly, tls: ListenerTLSConfig? = nil, mode: ListenerMode = .reverse,
+                tunnel: [HostPattern] = [], proxyAuth: SecretSource? = nil) {
         self.name = name
         self.address = address
         self.allowedHosts = allowedHosts
         self.allowedOrigins = allowedOrigins
         self.inbound = inbound
         self.tls = tls
+        self.mode = mode
+        self.tunnel = tunnel
+        self.proxyAuth = proxyAuth
     }
+}
+
+/// What kind of proxy a listener is (`listeners[].mode`).
+public enum ListenerMode: String, Sendable, Equatable, CaseIterable {
+    /// Clients address the proxy itself; routes map its paths to upstreams.
+    case reverse
+    /// Clients address the upstream through the proxy: absolute-form requests and CONNECT
+    /// (RFC 9110 §9.3.6), routed by their target host.
+    case forward
 }
 
 /// Who may use a listener.
@@ -146,6 +168,9 @@ public struct RouteConfig: Sendable, Equatable {
     /// Methods refused on a route that injects credentials unless listed here: `TRACE` and
     /// `CONNECT`, which an upstream may answer with the request, credential included.
     public var allowedMethods: [String]
+    /// `allow:`: when not empty, the only requests the route forwards (a method and a path
+    /// pattern each); others are answered 403.
+    public var allow: [AllowRule]
 
     public init(
         name: String, listeners: [String] = [], pathPrefix: String = "/", host: String? = nil,
@@ -153,7 +178,7 @@ public struct RouteConfig: Sendable, Equatable {
         passClientAuthorization: Bool = false, preserveHost: Bool = false, via: String? = nil,
         cookies: CookieRewrite = .init(), secretQueryParameters: [String] = [], renewal: RenewalPolicy = .init(),
         selectableIdentities: [String] = [], handoff: HandoffConfig? = nil, cookieJar: CookieJarMode = .client,
-        allowedMethods: [String] = []
+        allowedMethods: [String] = [], allow: [AllowRule] = []
     ) {
         self.name = name
         self.listeners = listeners
@@ -172,6 +197,7 @@ public struct RouteConfig: Sendable, Equatable {
         self.handoff = handoff
         self.cookieJar = cookieJar
         self.allowedMethods = allowedMethods
+        self.allow = allow
     }
 
     /// The methods `allowedMethods` may list, refused by default where credentials are

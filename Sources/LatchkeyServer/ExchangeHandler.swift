@@ -13,6 +13,13 @@ public protocol ExchangeHandler: AnyObject {
     /// The exchange ended before its response was finished: stop work for it. Nothing more
     /// will be sent.
     func exchangeAborted(_ reason: ExchangeEnd)
+    /// A relayed tunnel this exchange opened has ended; the exchange's byte counts are final.
+    func tunnelEnded(_ end: TunnelEnd)
+}
+
+extension ExchangeHandler {
+    /// Handlers that never open a relay have nothing to record.
+    public func tunnelEnded(_ end: TunnelEnd) {}
 }
 
 /// Why an exchange ended early.

@@ -11,6 +11,8 @@ public final class ServerExchange {
     public let receivedAt: LoopInstant
     /// What the connection's TLS handshake agreed; nil on a plain-HTTP listener.
     public internal(set) var tls: TLSConnectionInfo?
+    /// Inside an intercepted CONNECT tunnel: the host and port the client connected to.
+    public internal(set) var tunnelAuthority: TargetAuthority?
     public internal(set) var requestBodyBytes: UInt64 = 0
     public internal(set) var responseBodyBytes: UInt64 = 0
     public internal(set) var status: Int?
@@ -67,6 +69,12 @@ public final class ServerExchange {
     /// Answers with Latchkey's own JSON error.
     public func respond(_ document: ErrorDocument) {
         respond(status: document.status, fields: document.fields, body: document.body)
+    }
+
+    /// Answers this CONNECT with `200` and turns the connection into `tunnel` once the
+    /// answer is written. For a relay, the handler hears `tunnelEnded` at the end.
+    public func openTunnel(_ tunnel: Tunnel) {
+        connection?.openTunnel(self, tunnel)
     }
 
     /// Stops delivering request body bytes until `resumeRequestBody()`.

@@ -1,0 +1,28 @@
+import LatchkeyHTTP
+import LatchkeyLoop
+import LatchkeyTLS
+
+/// What a CONNECT exchange turns its connection into, once the proxy has decided (RFC 9110
+/// §9.3.6): the connection answers `200`, then carries the tunnel until it ends.
+public enum Tunnel {
+    /// Terminates the client's TLS here with `context` (a certificate for the CONNECT
+    /// host) and serves the requests inside as exchanges whose `tunnelAuthority` is
+    /// `authority`, each routed by it.
+    case intercept(TLSServerContext, authority: TargetAuthority)
+    /// Moves bytes both ways between the client and `upstream`, unread, until either side
+    /// closes.
+    case relay(RawConnection)
+}
+
+/// How a relayed tunnel ended, for the exchange's log line (the byte counts are the
+/// exchange's `requestBodyBytes`, client to upstream, and `responseBodyBytes`).
+public enum TunnelEnd: Sendable, Equatable {
+    /// Both sides finished sending.
+    case closed
+    /// No byte either way for the idle timeout.
+    case idle
+    /// A side reset or failed; `detail` for the log.
+    case failed(detail: String)
+    /// Graceful shutdown's grace period ran out.
+    case shutdown
+}
