@@ -12,7 +12,7 @@ public enum ProxyTarget: Equatable, Sendable {
         case http
         case https
 
-        var defaultPort: UInt16 { self == .http ? 80 : 443 }
+        public var defaultPort: UInt16 { self == .http ? 80 : 443 }
     }
 
     /// Nil for a target this method may not have: CONNECT takes the authority-form only

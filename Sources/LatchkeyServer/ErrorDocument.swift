@@ -1,7 +1,8 @@
 import LatchkeyHTTP
 
 /// Every response Latchkey makes itself (as opposed to relaying the upstream's) is this
-/// JSON shape, built here and nowhere else: `{"error": "...", "message": "...", "route": "..."}`.
+/// JSON shape, built here and nowhere else: `{"error": "...", "message": "...", "route": "..."}`,
+/// with `"host"` when a forward proxy refuses a destination.
 /// `error` is a stable machine-readable code; `message` is for people and never carries a
 /// secret, a header value or a request byte.
 public struct ErrorDocument: Sendable, Equatable {
@@ -9,12 +10,15 @@ public struct ErrorDocument: Sendable, Equatable {
     public var error: String
     public var message: String
     public var route: String?
+    /// The destination a forward proxy refused or could not reach.
+    public var host: String?
 
-    public init(status: Int, error: String, message: String, route: String? = nil) {
+    public init(status: Int, error: String, message: String, route: String? = nil, host: String? = nil) {
         self.status = status
         self.error = error
         self.message = message
         self.route = route
+        self.host = host
     }
 
     public var body: [UInt8] {
@@ -25,6 +29,10 @@ public struct ErrorDocument: Sendable, Equatable {
         if let route {
             out.append(contentsOf: ",\"route\":".utf8)
             JSONText.appendQuoted(route, to: &out)
+        }
+        if let host {
+            out.append(contentsOf: ",\"host\":".utf8)
+            JSONText.appendQuoted(host, to: &out)
         }
         out.append(contentsOf: "}\n".utf8)
         return out

@@ -55,48 +55,35 @@ final class Admission: Sendable {
         case forward(Forward)
         /// Hand a browser the route's web session first, then send it to `destination`.
         case handOff(Forward, HandoffConfig, HandoffCaller, destination: String)
+        /// A forward listener's CONNECT: answer 200 and carry the tunnel.
+        case tunnel(TunnelPlan)
     }
 
     /// `credentials`: the credential values in force; `now` for the session cookie's expiry,
     /// read only on listeners with sessions.
     /// `clientSubject`: the verified client certificate's subject, on a TLS connection that
-    /// presented one.
-    func decide(_ head: RequestHead, listener: Int, peer: SocketAddress?, clientSubject: String?, credentials: CredentialSnapshot,
-                now: () -> Date) -> Decision {
+    /// presented one. `tunnel`: inside an intercepted CONNECT tunnel, the host and port the
+    /// client connected to.
+    func decide(_ head: RequestHead, listener: Int, peer: SocketAddress?, clientSubject: String?, tunnel: TargetAuthority? = nil,
+                credentials: CredentialSnapshot, now: () -> Date) -> Decision {
         // Health and readiness say nothing secret and are probed without credentials
         // (Docker's HEALTHCHECK, a kubelet at the pod's address), so they come before
         // every check.
         if head.target == "/.latchkey/health" { return .serve(.health) }
         if head.target == Readiness.path { return .serve(.readiness) }
         let policy = policies[listener]
+        if let forward = policy.forward {
+            let request = ForwardRequest(head: head, listener: listener, peer: peer, clientSubject: clientSubject, credentials: credentials)
+            if let tunnel { return decideInTunnel(request, tunnel: tunnel, policy: policy) }
+            if let decision = decideForward(request, forward: forward, policy: policy) { return decision }
+        }
         let host = head.fields["Host"]
 
         guard policy.acceptsHost(host) else {
             return refuse(421, "unknown_host", "this proxy does not answer for that Host; add it to the listener's allowed_hosts")
         }
-        switch policy.inbound {
-        case .none:
-            break
-        case .sharedSecret(let header, let name):
-            guard let presented = head.fields[header] else {
-                return refuse(401, "unauthorized", "this listener requires the \(header) header")
-            }
-            guard let expected = credentials[name], constantTimeEquals(presented, expected) else {
-                return refuse(403, "forbidden", "the \(header) header does not match")
-            }
-        case .clientCertificate:
-            // The handshake already refused clients without one; this holds even if a
-            // session were resumed without the verification (defence in depth).
-            guard clientSubject != nil else {
-                return refuse(401, "unauthorized", "this listener requires a client certificate signed by its client_ca_file")
-            }
-        case .session(let gate):
-            if head.target == SessionGate.loginPath || head.target.hasPrefix(SessionGate.loginPath + "?") {
-                return .serve(.loginLink(gate))
-            }
-            guard gate.admits(head.fields, now: now()) else {
-                return refuse(401, "unauthorized", "this listener requires a session: open a login link made by `latchkey login-link ROUTE`")
-            }
+        if let refusal = inboundRefusal(head, policy: policy, clientSubject: clientSubject, credentials: credentials, now: now) {
+            return refusal
         }
         guard let target = RequestTarget(head.target) else {
             return refuse(400, "bad_request", "the request target must be an absolute path without dot-segments")
@@ -106,6 +93,7 @@ final class Admission: Sendable {
         if MetricsEndpoint.serves(path: target.path) { return .serve(.metrics) }
         if IdentitiesEndpoint.serves(path: target.path) { return .serve(.identities) }
         if StatusPageEndpoint.serves(path: target.path) { return .serve(.statusPage(path: target.path)) }
+        if policy.forward != nil { return Self.notProxied }
         // `/.latchkey/handoff?to=PAGE` hands off for PAGE's route, then sends the browser there.
         var requestedHandoff: String?
         var routedPath = target.path
@@ -129,7 +117,18 @@ final class Admission: Sendable {
             let reason = route.keepsCookies ? "keeps its web session in the proxy (jar: proxy)" : "has no handoff"
             return refuse(404, "no_route", "the route of that page \(reason)", on: route)
         }
-        if route.injectsCredentials, let refusal = Self.credentialRefusal(head, host: host, policy: policy, route: route) {
+        let request = ForwardRequest(head: head, listener: listener, peer: peer, clientSubject: clientSubject, credentials: credentials)
+        return decide(request, on: route, target: target, clientHost: host, clientUsesTLS: policy.clientsUseTLS, policy: policy,
+                      requestedHandoff: requestedHandoff)
+    }
+
+    /// A request with its route: the route's own checks, its identity, and what the
+    /// upstream request is made from.
+    func decide(_ request: ForwardRequest, on route: Route, target: RequestTarget, clientHost host: String?, clientUsesTLS: Bool,
+                policy: ListenerPolicy, requestedHandoff: String? = nil) -> Decision {
+        let head = request.head, credentials = request.credentials
+        if route.injectsCredentials,
+           let refusal = Self.credentialRefusal(head, host: host, policy: policy, overTLS: clientUsesTLS, route: route) {
             return .refuse(refusal, route: route)
         }
         for injection in route.injections {
@@ -146,11 +145,11 @@ final class Admission: Sendable {
         let inboundHeader: String? = if case .sharedSecret(let header, _) = policy.inbound { header } else { nil }
         let forward = Forward(
             route: route, identity: identity,
-            blueprint: RequestBlueprint(head: head, target: target, clientHost: host, peer: peer, clientUsesTLS: policy.clientsUseTLS,
+            blueprint: RequestBlueprint(head: head, target: target, clientHost: host, peer: request.peer, clientUsesTLS: clientUsesTLS,
                                         inboundHeader: inboundHeader,
                                         credentials: credentials),
-            rewriter: ResponseRewriter(route: route, clientHost: host, clientOnLoopback: peer?.isLoopback ?? true,
-                                       clientUsesTLS: policy.clientsUseTLS))
+            rewriter: ResponseRewriter(route: route, clientHost: host, clientOnLoopback: request.peer?.isLoopback ?? true,
+                                       clientUsesTLS: clientUsesTLS))
         if let handoff = route.handoff, !route.keepsCookies, let handoffCaller,
            let destination = requestedHandoff ?? (handoff.beforeFirstPage && BrowserNavigation.isNavigation(head)
                && !HandoffMarks.hasHandedOff(head.fields) ? head.target : nil) {
@@ -159,10 +158,44 @@ final class Admission: Sendable {
         return .forward(forward)
     }
 
+    /// The listener's inbound check, if the request fails it (or asks for the session's
+    /// login link, which the check answers).
+    func inboundRefusal(_ head: RequestHead, policy: ListenerPolicy, clientSubject: String?, credentials: CredentialSnapshot,
+                        now: () -> Date) -> Decision? {
+        switch policy.inbound {
+        case .none:
+            return nil
+        case .sharedSecret(let header, let name):
+            guard let presented = head.fields[header] else {
+                return refuse(401, "unauthorized", "this listener requires the \(header) header")
+            }
+            guard let expected = credentials[name], constantTimeEquals(presented, expected) else {
+                return refuse(403, "forbidden", "the \(header) header does not match")
+            }
+            return nil
+        case .clientCertificate:
+            // The handshake already refused clients without one; this holds even if a
+            // session were resumed without the verification (defence in depth).
+            guard clientSubject != nil else {
+                return refuse(401, "unauthorized", "this listener requires a client certificate signed by its client_ca_file")
+            }
+            return nil
+        case .session(let gate):
+            if head.target == SessionGate.loginPath || head.target.hasPrefix(SessionGate.loginPath + "?") {
+                return .serve(.loginLink(gate))
+            }
+            guard gate.admits(head.fields, now: now()) else {
+                return refuse(401, "unauthorized", "this listener requires a session: open a login link made by `latchkey login-link ROUTE`")
+            }
+            return nil
+        }
+    }
+
     /// Why a request may not spend `route`'s credentials, if it may not: a browser request
     /// from another site (BrowserOriginCheck), or a method with which an upstream may show
     /// the request, credential included, to the client.
-    private static func credentialRefusal(_ head: RequestHead, host: String?, policy: ListenerPolicy, route: Route) -> ErrorDocument? {
+    private static func credentialRefusal(_ head: RequestHead, host: String?, policy: ListenerPolicy, overTLS: Bool,
+                                          route: Route) -> ErrorDocument? {
         // TRACE echoes the request (RFC 9110 §9.3.8), and an upstream that takes an
         // origin-form CONNECT may do the same.
         if RouteConfig.isRefusable(method: head.method), !route.allowedMethods.contains(head.method) {
@@ -170,7 +203,7 @@ final class Admission: Sendable {
                                  message: "\(head.method) is refused on a route that injects credentials; the route's allow_methods may list it",
                                  route: route.name)
         }
-        switch BrowserOriginCheck.judge(head.fields, host: host, policy: policy) {
+        switch BrowserOriginCheck.judge(head.fields, host: host, policy: policy, overTLS: overTLS) {
         case .allowed:
             return nil
         case .ambiguous(let header):
@@ -181,7 +214,7 @@ final class Admission: Sendable {
         }
     }
 
-    private func refuse(_ status: Int, _ error: String, _ message: String, on route: Route? = nil) -> Decision {
+    func refuse(_ status: Int, _ error: String, _ message: String, on route: Route? = nil) -> Decision {
         .refuse(ErrorDocument(status: status, error: error, message: message, route: route?.name), route: route)
     }
 }

@@ -12,7 +12,9 @@ enum BrowserOriginCheck {
         case otherSite
     }
 
-    static func judge(_ fields: HTTPFields, host: String?, policy: ListenerPolicy) -> Verdict {
+    /// `overTLS`: the client reached the proxy over TLS (a TLS listener, or an intercepted
+    /// tunnel), where the request's own origin is https.
+    static func judge(_ fields: HTTPFields, host: String?, policy: ListenerPolicy, overTLS: Bool) -> Verdict {
         // Not a browser's request (curl, an SDK): nothing to judge, nothing to allocate.
         guard fields.contains("Origin") || fields.contains("Sec-Fetch-Site") else { return .allowed }
         for name in ["Origin", "Sec-Fetch-Site"] where fields.values(named: name).count > 1 { return .ambiguous(name) }
@@ -20,6 +22,6 @@ enum BrowserOriginCheck {
         // Fetch metadata: `same-site` is a page on another port of the same host (all of
         // localhost is one site), which is another origin to every browser check.
         if policy.refusesSameSite, fields["Sec-Fetch-Site"]?.lowercased() == "same-site" { return .otherSite }
-        return CrossSiteCheck.isCrossSite(fields, host: host, overTLS: policy.clientsUseTLS) ? .otherSite : .allowed
+        return CrossSiteCheck.isCrossSite(fields, host: host, overTLS: overTLS) ? .otherSite : .allowed
     }
 }

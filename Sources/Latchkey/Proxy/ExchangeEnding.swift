@@ -24,6 +24,8 @@ enum ExchangeEnding {
     case clientGone(upstreamTime: Duration?)
     /// The server answered the request itself (malformed, over a limit): record only.
     case serverAnswered
+    /// A CONNECT's tunnel opened (the server answered 200) or, for a relay, ended.
+    case tunneled(outcome: String)
 
     enum Form {
         case json
@@ -68,6 +70,8 @@ extension ProxyHandler {
             outcome = "client_gone"
         case .serverAnswered:
             if let status = exchange.status { context.metrics.refused(ErrorDocument.code(forStatus: status)) }
+        case .tunneled(let tunnelOutcome):
+            outcome = tunnelOutcome
         }
         context.accessLog.record(exchange, route: route, now: loop.now, upstreamTime: upstreamTime, outcome: outcome)
         if let route, let status = exchange.status { context.metrics.routes[route.index].answered(status: status) }

@@ -24,6 +24,21 @@ struct ListenerPolicy: Sendable {
     /// over plain HTTP (RFC 6265bis §5.7), so the proxy's cookies are Secure only here; and
     /// here a page of the proxy's own origin is `https://HOST`.
     let clientsUseTLS: Bool
+    /// `mode: forward`: what the listener does as an HTTP proxy; nil on a reverse listener.
+    let forward: ForwardPolicy?
+
+    /// A forward listener's own rules, beside the routes that name hosts.
+    struct ForwardPolicy: Sendable {
+        /// `tunnel:`: hosts no route names that CONNECT may reach raw and plain requests
+        /// untouched, with no credential added.
+        let tunnel: [HostPattern]
+        /// The credential holding `inbound.proxy_auth`'s secret, if the listener has one.
+        let proxyAuthCredential: String?
+
+        func tunnels(_ host: String) -> Bool {
+            tunnel.contains { $0.matches(host) }
+        }
+    }
 
     enum Inbound: Sendable {
         case none
@@ -43,6 +58,9 @@ struct ListenerPolicy: Sendable {
         allowedOrigins = Set(config.allowedOrigins)
         refusesSameSite = bound.isLoopback
         clientsUseTLS = config.tls != nil
+        forward = config.mode == .forward
+            ? ForwardPolicy(tunnel: config.tunnel, proxyAuthCredential: config.proxyAuth.map { _ in Config.proxyAuthSecretName(listener: config.name) })
+            : nil
         switch config.inbound {
         case .sharedSecret(let header, _):
             inbound = .sharedSecret(header: header, credential: Config.inboundSecretName(listener: config.name))

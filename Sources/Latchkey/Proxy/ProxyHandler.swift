@@ -32,6 +32,8 @@ final class ProxyContext: Sendable {
     let handoffMarks: HandoffMarks
     /// Shared by every configuration of the process, as its throttle must be.
     let tlsFailureLog: TLSFailureLog
+    /// The certificates of intercepted CONNECT tunnels; nil without a forward listener.
+    let interception: InterceptCertificates?
     let logger: Logger
     /// The inbound checks and routing of this configuration.
     let admission: Admission
@@ -39,7 +41,7 @@ final class ProxyContext: Sendable {
     init(routes: RouteTable, policies: [ListenerPolicy], credentials: CredentialStore, identities: [String: Identity],
          accessLog: AccessLog, metrics: ProxyMetrics, metricsEndpoint: MetricsEndpoint, readiness: Readiness,
          identitiesEndpoint: IdentitiesEndpoint, statusPage: StatusPageEndpoint, handoffCaller: HandoffCaller?,
-         handoffMarks: HandoffMarks, tlsFailureLog: TLSFailureLog, logger: Logger) {
+         handoffMarks: HandoffMarks, tlsFailureLog: TLSFailureLog, interception: InterceptCertificates? = nil, logger: Logger) {
         self.routes = routes
         self.policies = policies
         self.credentials = credentials
@@ -53,6 +55,7 @@ final class ProxyContext: Sendable {
         self.handoffCaller = handoffCaller
         self.handoffMarks = handoffMarks
         self.tlsFailureLog = tlsFailureLog
+        self.interception = interception
         self.logger = logger
         admission = Admission(routes: routes, policies: policies, identities: identities, handoffCaller: handoffCaller)
     }
@@ -76,7 +79,8 @@ final class ProxyHandler: ServerHandler {
     func handle(_ exchange: ServerExchange) -> ExchangeHandler {
         let context = context
         let decision = context.admission.decide(exchange.head, listener: exchange.listener.index, peer: exchange.peer,
-                                                clientSubject: exchange.tls?.clientSubject, credentials: context.credentials.snapshot, now: Date.init)
+                                                clientSubject: exchange.tls?.clientSubject, tunnel: exchange.tunnelAuthority,
+                                                credentials: context.credentials.snapshot, now: Date.init)
         switch decision {
         case .serve(let endpoint):
             serve(endpoint, to: exchange, in: context)
@@ -92,6 +96,8 @@ final class ProxyHandler: ServerHandler {
                                         context: context, blueprint: forward.blueprint, identity: forward.identity)
             proxied.start()
             return proxied
+        case .tunnel(let plan):
+            return openTunnel(plan, for: exchange, in: context)
         }
         return LocalAnswer.shared
     }

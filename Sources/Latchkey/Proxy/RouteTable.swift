@@ -42,12 +42,21 @@ struct RouteTable: Sendable {
         routes.first { $0.name == name }
     }
 
-    /// `host` is the request's Host without port, lower-cased.
-    func match(listener: Int, path: Substring, host: Substring?) -> Route? {
+    /// `host` is the request's Host without port, lower-cased. `requiringHost`: only routes
+    /// that name hosts match (a forward proxy's requests, routed by their destination).
+    func match(listener: Int, path: Substring, host: Substring?, requiringHost: Bool = false) -> Route? {
         routes.first { route in
             (route.listeners.isEmpty || route.listeners.contains(listener))
-                && (route.host.map { pattern in host.map(pattern.matches) ?? false } ?? true)
+                && (route.host.map { pattern in host.map(pattern.matches) ?? false } ?? !requiringHost)
                 && route.matches(path: path)
+        }
+    }
+
+    /// Whether a route on `listener` names `host` (lower-cased, without port), whatever
+    /// its path: a CONNECT to it is intercepted.
+    func namesHost(_ host: String, listener: Int) -> Bool {
+        routes.contains { route in
+            (route.listeners.isEmpty || route.listeners.contains(listener)) && route.host?.matches(host) == true
         }
     }
 }

@@ -44,7 +44,9 @@ public final class ProxyRuntime: Sendable {
         self.logger = logger
         services = RuntimeServices(credentials: credentials, sink: sink, redaction: HeldSecretsRedaction(credentials: credentials),
                                    metrics: metrics, handoffMarks: HandoffMarks(signer: try MessageSigner.ephemeral()),
-                                   tlsFailureLog: TLSFailureLog(logger: logger), logger: logger)
+                                   tlsFailureLog: TLSFailureLog(logger: logger),
+                                   interception: try InterceptCertificates.open(config: config, environment: environment, logger: logger),
+                                   logger: logger)
         sink?.countDroppedLines(in: CoreMetrics.Counter(label: "latchkey_log_lines_dropped_total", factory: metrics))
         // One HTTP client for the control plane: token requests and handoff calls.
         let client = try RuntimeServices.client(for: config, running: nil)
@@ -128,7 +130,7 @@ public final class ProxyRuntime: Sendable {
     /// The secret files and the rest of `running`'s (RuntimeServices), and the TLS listeners'.
     private static func fileChecks(for running: RunningConfiguration, services: RuntimeServices,
                                    certificates: ListenerCertificates) -> [FileWatcher.Check] {
-        services.fileChecks(for: running) + [{ certificates.check() }]
+        services.fileChecks(for: running) + [{ certificates.check() }] + (services.interception.map { interception in [{ interception.check() }] } ?? [])
     }
 
     /// Graceful stop: stop accepting, let in-flight requests finish within the grace

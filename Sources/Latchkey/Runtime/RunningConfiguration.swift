@@ -45,6 +45,8 @@ struct RuntimeServices: Sendable {
     let metrics: PrometheusMetricsFactory
     let handoffMarks: HandoffMarks
     let tlsFailureLog: TLSFailureLog
+    /// The certificates of intercepted CONNECT tunnels; nil without a forward listener.
+    let interception: InterceptCertificates?
     /// Fed by every identity of every configuration (`IdentityRegistry`'s `recorder`).
     let authEvents = AuthEventRecorder()
     let startedAt = Date()
@@ -76,6 +78,7 @@ struct RuntimeServices: Sendable {
             handoffCaller: hasHandoffs ? client.map(HandoffCaller.init(client:)) : nil,
             handoffMarks: handoffMarks,
             tlsFailureLog: tlsFailureLog,
+            interception: interception,
             logger: logger
         )
         return RunningConfiguration(config: config, identities: identities, tokenStore: tokenStore, routeIdentities: routeIdentities,

@@ -1,0 +1,3 @@
+extension Config {
+    public static func proxyAuthSecretName(listener: String) -> String { "proxy_auth:" + listener }
+}
