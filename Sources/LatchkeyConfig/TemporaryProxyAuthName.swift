@@ -1,3 +1,0 @@
-extension Config {
-    public static func proxyAuthSecretName(listener: String) -> String { "proxy_auth:" + listener }
-}
