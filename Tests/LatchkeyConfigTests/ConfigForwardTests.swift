@@ -1,3 +1,4 @@
+import Foundation
 import LatchkeyTestSupport
 import Testing
 @testable import LatchkeyConfig
@@ -76,6 +77,20 @@ struct ConfigForwardTests {
         let store = try CredentialStore(config: config, environment: [:])
         #expect(store[Config.proxyAuthSecretName(listener: "agent")] == "pw")
         #expect(store.snapshot.redactionValues == ["pw"])
+    }
+
+    @Test func aProxyPasswordFileIsReadAgainWhenItChanges() throws {
+        let directory = try ConfigTestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("proxy-password")
+        try "first\n".write(to: file, atomically: true, encoding: .utf8)
+        let config = try load("  - { name: agent, listen: 127.0.0.1:3128, mode: forward, inbound: { proxy_auth: { file: \(file.path) } } }")
+        let store = try CredentialStore(config: config, environment: [:])
+        let name = Config.proxyAuthSecretName(listener: "agent")
+        #expect(store[name] == "first")
+        try "second\n".write(to: file, atomically: true, encoding: .utf8)
+        #expect(store.reloadIfChanged() == [name])
+        #expect(store[name] == "second")
     }
 
     @Test(arguments: [
