@@ -7,10 +7,11 @@ enum ConfigKeys {
     /// `store: { type: file, path: DIR, key_file: FILE }` or
     /// `store: { type: redis, url: URL, key_prefix: TEXT, password: SECRET, key_file: FILE }`.
     static let store = ["type", "path", "key_file", "url", "key_prefix", "password"]
-    static let listener = ["name", "listen", "allowed_hosts", "allowed_origins", "inbound", "tls"]
+    static let listener = ["name", "listen", "mode", "allowed_hosts", "allowed_origins", "inbound", "tls", "tunnel"]
     /// `tls: { cert_file, key_file }` or `tls: { local_ca: true }`.
     static let listenerTLS = ["cert_file", "key_file", "local_ca", "handshake_timeout"]
-    static let inbound = ["shared_secret", "session", "open", "client_ca_file"]
+    /// One of the first four, and `proxy_auth` (a secret: `secret`'s keys) on forward listeners.
+    static let inbound = ["shared_secret", "session", "open", "client_ca_file", "proxy_auth"]
     static let session = ["key_file", "previous_key_files", "lifetime", "link_lifetime"]
     static let sharedSecret = ["header", "value", "env", "file"]
     /// A secret: exactly one of `value` (inline), `env` (variable name) or `file` (path).
@@ -18,8 +19,10 @@ enum ConfigKeys {
     static let route = [
         "name", "listeners", "path", "host", "upstream", "strip_prefix", "replace_prefix", "inject",
         "pass_client_authorization", "preserve_host", "via", "cookies", "secret_query_params",
-        "renew_on", "renew_on_invalid_token", "replay_limit", "selectable_identities", "handoff", "jar", "allow_methods",
+        "renew_on", "renew_on_invalid_token", "replay_limit", "selectable_identities", "handoff", "jar", "allow_methods", "allow",
     ]
+    /// A route's `allow:` entry: `{ method: GET, path: /repos/** }`.
+    static let allowRule = ["method", "path"]
     static let handoff = ["url", "method", "expect_status", "before_first_page"]
     /// The long form of `upstream:` (and of an identity's `token_url:` and `issuer:`).
     static let upstream = [
@@ -62,7 +65,7 @@ enum ConfigKeys {
     /// Every key outside identities (whose keys the README's grant sections document), and
     /// those of recipes, for the reference config's test.
     static let inReference = Set(
-        root + server + store + listener + listenerTLS + inbound + session + sharedSecret + secret + route + renewOn + handoff + upstream
+        root + server + store + listener + listenerTLS + inbound + session + sharedSecret + secret + route + allowRule + renewOn + handoff + upstream
             + injection + cookies + limits + logging + ca + recipe + recipeStep + recipeRequest + recipeExpect + recipeCapture
     )
 }

@@ -315,6 +315,12 @@ enum ConfigSyntax {
     /// A control character: CR, LF, NUL and the rest of C0, and DEL.
     static func isControl(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
 
+    /// Bytes a configured path (a route's prefix, an allow pattern) cannot hold: a space, a
+    /// control character, or what ends a path in a request target ('?', '#').
+    static func endsOrBreaksPath(_ byte: UInt8) -> Bool {
+        isControl(byte) || byte == 0x20 || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
+    }
+
     // MARK: echoing what the user wrote
 
     /// Whether a name the user wrote may be quoted back. Secrets belong under `value:`, but

@@ -69,7 +69,7 @@ extension ConfigValidator {
         if !prefix.hasPrefix("/") {
             diagnostics.error(path / "path", "must start with '/'", expected: "a path prefix such as /github")
             valid = false
-        } else if prefix.utf8.contains(where: { ConfigSyntax.isControl($0) || $0 == 0x20 || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
+        } else if prefix.utf8.contains(where: ConfigSyntax.endsOrBreaksPath) {
             diagnostics.error(path / "path", "contains a space, control character, '?' or '#'", expected: "a path prefix such as /github")
             valid = false
         }
@@ -109,6 +109,10 @@ extension ConfigValidator {
             case .failure(let failure):
                 diagnostics.error(path / "host", failure.message, expected: failure.expected)
             }
+        } else if let forward = routeListeners.first(where: { listeners.mode(of: $0) == .forward }) {
+            // A route without host: serves reverse listeners only, where it matches by path.
+            diagnostics.error(path, "missing key 'host': listener \(forward) is a forward listener, which routes each request by its target host",
+                              expected: "host: the host this route serves through \(forward), e.g. host: api.github.com")
         }
 
         // Upstream.
@@ -126,7 +130,7 @@ extension ConfigValidator {
             if stripPrefix == false {
                 diagnostics.error(path / "replace_prefix", "conflicts with strip_prefix: false", expected: "either replace_prefix or strip_prefix")
             }
-            if !(replace.isEmpty || replace.hasPrefix("/")) || replace.utf8.contains(where: { ConfigSyntax.isControl($0) || $0 == 0x20 || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
+            if !(replace.isEmpty || replace.hasPrefix("/")) || replace.utf8.contains(where: ConfigSyntax.endsOrBreaksPath) {
                 diagnostics.error(path / "replace_prefix", "must be empty or start with '/'", expected: "a path such as /v3")
             }
             replacement = replace
@@ -217,13 +221,16 @@ extension ConfigValidator {
             }
         }
 
+        let allow = validateAllowRules(raw)
+
         guard valid, let upstream else { return nil }
         return RouteConfig(
             name: name, listeners: routeListeners, pathPrefix: prefix, host: host, upstream: upstream,
             prefixReplacement: replacement, injections: injections,
             passClientAuthorization: raw.bool("pass_client_authorization") ?? false, preserveHost: raw.bool("preserve_host") ?? false,
             via: via, cookies: cookies, secretQueryParameters: secretQueryParameters, renewal: renewal,
-            selectableIdentities: selectable, handoff: handoff, cookieJar: cookieJar, allowedMethods: allowedMethods
+            selectableIdentities: selectable, handoff: handoff, cookieJar: cookieJar, allowedMethods: allowedMethods,
+            allow: allow
         )
     }
 
@@ -233,8 +240,9 @@ extension ConfigValidator {
         guard listeners.complete, !Self.loopbackHostNames.contains(host) else { return }
         let candidates = listeners.configs.filter { routeListeners.isEmpty || routeListeners.contains($0.name) }
         let route = HostPattern(host)
+        // A forward listener takes any target host: its routes' host: is what picks them.
         let accepted = candidates.contains { listener in
-            listener.allowedHosts.contains { allowed in
+            listener.mode == .forward || listener.allowedHosts.contains { allowed in
                 let name = HostAuthority.split(allowed).host
                 // Some name both the route and the listener take: the same pattern, a name
                 // of the listener's the route's wildcard covers, or the reverse.

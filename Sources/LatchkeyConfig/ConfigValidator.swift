@@ -76,6 +76,11 @@ struct ConfigValidator {
         /// False when an entry failed to decode: its name is unknown, so references to
         /// missing listeners are not reported (they may be the broken entry).
         var complete = true
+
+        /// The mode of the listener of that name; nil for one that failed to decode.
+        func mode(of name: String) -> ListenerMode? {
+            configs.first { $0.name == name }?.mode
+        }
     }
 
     private mutating func validateListeners(_ raw: [ConfigNode]?, at path: ConfigPath) -> Listeners {
@@ -129,61 +134,98 @@ struct ConfigValidator {
                 }
             }
 
-            var allowedHosts: [String] = []
-            for (hostIndex, host) in listener.strings("allowed_hosts") ?? [] {
-                // "*": any Host (for a sidecar reached under names not known in advance).
-                if host == "*" {
-                    allowedHosts.append(host)
-                    continue
-                }
-                switch ConfigSyntax.hostOrWildcard(host, allowPort: true) {
-                case .success(let pattern): allowedHosts.append(pattern)
-                case .failure(let failure): diagnostics.error((itemPath / "allowed_hosts")[hostIndex], failure.message, expected: failure.expected)
-                }
+            let mode = validateListenerMode(listener)
+            let rawInbound = listener.mapping("inbound", ConfigKeys.inbound, expected: "a mapping with \(Self.inboundChecks)")
+            var allowedHosts: [String] = [], allowedOrigins: [String] = []
+            var tls: ListenerTLSConfig?
+            if mode == .forward {
+                // Reported with why, and not read further.
+                refuseReverseOnlyKeys(listener, inbound: rawInbound)
+            } else {
+                allowedHosts = validateAllowedHosts(listener)
+                allowedOrigins = validateAllowedOrigins(listener)
+                tls = listener.mapping("tls", ConfigKeys.listenerTLS, expected: "a mapping with cert_file and key_file, or local_ca: true")
+                    .flatMap { validateListenerTLS($0, address: address) }
             }
-
-            var allowedOrigins: [String] = []
-            for (originIndex, origin) in listener.strings("allowed_origins") ?? [] {
-                switch ConfigSyntax.origin(origin) {
-                case .success(let origin): allowedOrigins.append(origin)
-                case .failure(let failure): diagnostics.error((itemPath / "allowed_origins")[originIndex], failure.message, expected: failure.expected)
-                }
-            }
-
-            let tls = listener.mapping("tls", ConfigKeys.listenerTLS, expected: "a mapping with cert_file and key_file, or local_ca: true")
-                .flatMap { validateListenerTLS($0, address: address) }
-            let inbound = validateInbound(listener.mapping("inbound", ConfigKeys.inbound, expected: "a mapping with \(Self.inboundChecks)"))
+            let inbound = validateInbound(rawInbound, mode: mode)
+            let proxyAuth = validateProxyAuth(rawInbound, mode: mode)
             if case .clientCertificate = inbound, listener.node("tls") == nil {
                 diagnostics.error(itemPath / "inbound" / "client_ca_file",
                                   "client certificates are asked for in a TLS handshake, and this listener has no tls",
                                   expected: "tls: on this listener (\(Self.tlsCertificateExpectation)), or another inbound check")
             }
-            if let address, inbound == .loopbackOnly, !ConfigSyntax.isLocalOnly(address) {
-                diagnostics.error(
-                    itemPath / "listen",
-                    "a listener on \(address) can be reached from other machines and would let them use the credentials; "
-                        + "add inbound.shared_secret to require a secret header, inbound.session for browsers with a login link, "
-                        + "inbound.client_ca_file (with tls) to require a client certificate, "
-                        + "or inbound.open: true to allow anyone who can reach it",
-                    expected: "inbound.shared_secret, inbound.session, inbound.client_ca_file or inbound.open: true"
-                )
+            if let address, inbound == .loopbackOnly, proxyAuth == nil, !ConfigSyntax.isLocalOnly(address) {
+                reportUnguarded(address, mode: mode, at: itemPath / "listen")
             }
             result.configs.append(ListenerConfig(
                 name: name, address: address ?? Self.defaultListen, allowedHosts: allowedHosts, allowedOrigins: allowedOrigins,
-                inbound: inbound, tls: tls
+                inbound: inbound, tls: tls, mode: mode, tunnel: validateTunnel(listener, mode: mode), proxyAuth: proxyAuth
             ))
         }
         return result
     }
 
-    private mutating func validateInbound(_ raw: ConfigMapping?) -> InboundAccess {
+    private mutating func validateAllowedHosts(_ listener: ConfigMapping) -> [String] {
+        var allowedHosts: [String] = []
+        for (hostIndex, host) in listener.strings("allowed_hosts") ?? [] {
+            // "*": any Host (for a sidecar reached under names not known in advance).
+            if host == "*" {
+                allowedHosts.append(host)
+                continue
+            }
+            switch ConfigSyntax.hostOrWildcard(host, allowPort: true) {
+            case .success(let pattern): allowedHosts.append(pattern)
+            case .failure(let failure): diagnostics.error((listener.path / "allowed_hosts")[hostIndex], failure.message, expected: failure.expected)
+            }
+        }
+        return allowedHosts
+    }
+
+    private mutating func validateAllowedOrigins(_ listener: ConfigMapping) -> [String] {
+        var allowedOrigins: [String] = []
+        for (originIndex, origin) in listener.strings("allowed_origins") ?? [] {
+            switch ConfigSyntax.origin(origin) {
+            case .success(let origin): allowedOrigins.append(origin)
+            case .failure(let failure): diagnostics.error((listener.path / "allowed_origins")[originIndex], failure.message, expected: failure.expected)
+            }
+        }
+        return allowedOrigins
+    }
+
+    /// A listener other machines can reach needs an inbound check: without one, they would
+    /// spend the credentials.
+    private mutating func reportUnguarded(_ address: ListenAddress, mode: ListenerMode, at path: ConfigPath) {
+        let reachable = "a listener on \(address) can be reached from other machines and would let them use the credentials; "
+        switch mode {
+        case .reverse:
+            diagnostics.error(
+                path,
+                reachable + "add inbound.shared_secret to require a secret header, inbound.session for browsers with a login link, "
+                    + "inbound.client_ca_file (with tls) to require a client certificate, "
+                    + "or inbound.open: true to allow anyone who can reach it",
+                expected: "inbound.shared_secret, inbound.session, inbound.client_ca_file or inbound.open: true"
+            )
+        case .forward:
+            diagnostics.error(
+                path,
+                reachable + "add inbound.proxy_auth to require a password in Proxy-Authorization, "
+                    + "inbound.shared_secret to require a secret header, or inbound.open: true to allow anyone who can reach it",
+                expected: Self.forwardInboundChecks
+            )
+        }
+    }
+
+    /// The one exclusive check of `inbound`. `proxy_auth` is read apart (validateProxyAuth):
+    /// it goes with any of them. On a forward listener, `session` and `client_ca_file` have
+    /// been reported (refuseReverseOnlyKeys) and count as absent.
+    private mutating func validateInbound(_ raw: ConfigMapping?, mode: ListenerMode) -> InboundAccess {
         guard let raw else { return .loopbackOnly }
         let path = raw.path
         let openValue = raw.bool("open")
         let open = openValue ?? false
         let sharedSecret = raw.mapping("shared_secret", ConfigKeys.sharedSecret, expected: "a mapping with header and one of value, env, file")
-        let session = raw.mapping("session", ConfigKeys.session, expected: "a mapping with key_file")
-        let clientCAGiven = raw.node("client_ca_file") != nil
+        let session = mode == .forward ? nil : raw.mapping("session", ConfigKeys.session, expected: "a mapping with key_file")
+        let clientCAGiven = mode == .reverse && raw.node("client_ca_file") != nil
         let given = [
             sharedSecret.map { _ in "shared_secret" }, session.map { _ in "session" }, clientCAGiven ? "client_ca_file" : nil,
             open ? "open: true" : nil,
@@ -196,8 +238,9 @@ struct ConfigValidator {
         if clientCAGiven { return clientCAFile(raw).map(InboundAccess.clientCertificate) ?? .loopbackOnly }
         if let session { return validateSession(session).map(InboundAccess.session) ?? .loopbackOnly }
         guard let shared = sharedSecret else {
-            if openValue == nil {
-                diagnostics.error(path, "inbound names no check", expected: Self.inboundChecks)
+            // On a forward listener, a refused session or client_ca_file has been reported already.
+            if openValue == nil, raw.node("proxy_auth") == nil, raw.node("session") == nil, raw.node("client_ca_file") == nil {
+                diagnostics.error(path, "inbound names no check", expected: mode == .forward ? Self.forwardInboundChecks : Self.inboundChecks)
             }
             return .loopbackOnly
         }

@@ -7,9 +7,11 @@ import LatchkeyLoop
 import Logging
 import Synchronization
 
-/// One secret the proxy holds: a credential, or a listener's inbound shared secret.
+/// One secret the proxy holds: a credential, or a listener's inbound shared secret or proxy
+/// password.
 public struct SecretEntry: Sendable, Equatable {
-    /// The credential's name, or `Config.inboundSecretName(listener:)`.
+    /// The credential's name, `Config.inboundSecretName(listener:)` or
+    /// `Config.proxyAuthSecretName(listener:)`.
     public var name: String
     public var source: SecretSource
     /// Where it is configured, for messages: `credentials.github`.
@@ -227,8 +229,15 @@ extension Config {
         "inbound:" + listener
     }
 
+    /// The key under which a forward listener's `inbound.proxy_auth` password is held in a
+    /// `CredentialStore`: redacted from logs and re-read when its file changes, as the
+    /// inbound shared secret is.
+    public static func proxyAuthSecretName(listener: String) -> String {
+        "proxy-auth:" + listener
+    }
+
     /// Every secret this configuration needs: its credentials, its identities' secrets, then
-    /// its listeners' inbound shared secrets.
+    /// its listeners' inbound shared secrets and proxy passwords.
     public var secretEntries: [SecretEntry] {
         var entries = credentials.keys.sorted().map { name in
             SecretEntry(name: name, source: credentials[name]!, configPath: "credentials.\(name)")
@@ -239,6 +248,12 @@ extension Config {
                 entries.append(SecretEntry(
                     name: Self.inboundSecretName(listener: listener.name), source: secret,
                     configPath: "listeners[\(index)].inbound.shared_secret"
+                ))
+            }
+            if let secret = listener.proxyAuth {
+                entries.append(SecretEntry(
+                    name: Self.proxyAuthSecretName(listener: listener.name), source: secret,
+                    configPath: "listeners[\(index)].inbound.proxy_auth"
                 ))
             }
         }

@@ -42,6 +42,8 @@ final class Route: Sendable {
     /// Of the refusable methods (`RouteConfig.isRefusable`), those the route forwards
     /// although it injects.
     let allowedMethods: Set<String>
+    /// `allow:`: the only requests the route forwards; permits all when empty.
+    let allow: RouteAllowList
 
     /// nil when the upstream URL cannot be taken apart (validation has ruled that out).
     init?(_ config: RouteConfig, index: Int, listenerIndex: [String: Int], identities: [String: Identity]) {
@@ -75,6 +77,7 @@ final class Route: Sendable {
         handoff = config.handoff
         keepsCookies = config.cookieJar == .proxy
         allowedMethods = Set(config.allowedMethods)
+        allow = RouteAllowList(config.allow)
     }
 
     var injectsCredentials: Bool { !injections.isEmpty }
