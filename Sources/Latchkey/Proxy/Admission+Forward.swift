@@ -46,9 +46,12 @@ extension Admission {
             return refuse(400, "bad_request", "a forward proxy request's target must be \(expected)")
         }
         if case .origin = target { return nil }
-        if let credential = forward.proxyAuthCredential,
-           !ProxyAuthorization.admits(head.fields, secret: request.credentials[credential]) {
-            return .refuse(ProxyAuthorization.challenge, route: nil)
+        if let proxyAuthorization = forward.proxyAuthorization {
+            let verdict = proxyAuthorization.judge(head.fields, credentials: request.credentials)
+            if verdict != .authorized {
+                let refusal = ProxyAuthorization.refusal(verdict)
+                return .challenge(refusal.document, refusal.fields)
+            }
         }
         // RFC 9110 §7.2: a proxy ignores the Host of an absolute-form request; inside a
         // CONNECT nothing else names the destination. Session listeners are refused by

@@ -51,6 +51,9 @@ final class Admission: Sendable {
     enum Decision {
         case serve(Endpoint)
         case refuse(ErrorDocument, route: Route?)
+        /// A refusal whose answer carries fields the client must act on (a 407's
+        /// `Proxy-Authenticate`).
+        case challenge(ErrorDocument, HTTPFields)
         /// Forward the request to the route's upstream.
         case forward(Forward)
         /// Hand a browser the route's web session first, then send it to `destination`.
@@ -127,6 +130,9 @@ final class Admission: Sendable {
     func decide(_ request: ForwardRequest, on route: Route, target: RequestTarget, clientHost host: String?, clientUsesTLS: Bool,
                 policy: ListenerPolicy, requestedHandoff: String? = nil) -> Decision {
         let head = request.head, credentials = request.credentials
+        guard route.allow.permits(method: head.method, path: target.path) else {
+            return refuse(403, "not_allowed", "the route's allow list does not include \(head.method) on this path", on: route)
+        }
         if route.injectsCredentials,
            let refusal = Self.credentialRefusal(head, host: host, policy: policy, overTLS: clientUsesTLS, route: route) {
             return .refuse(refusal, route: route)

@@ -32,8 +32,8 @@ struct ListenerPolicy: Sendable {
         /// `tunnel:`: hosts no route names that CONNECT may reach raw and plain requests
         /// untouched, with no credential added.
         let tunnel: [HostPattern]
-        /// The credential holding `inbound.proxy_auth`'s secret, if the listener has one.
-        let proxyAuthCredential: String?
+        /// `inbound.proxy_auth`, if the listener has it.
+        let proxyAuthorization: ProxyAuthorization?
 
         func tunnels(_ host: String) -> Bool {
             tunnel.contains { $0.matches(host) }
@@ -59,7 +59,7 @@ struct ListenerPolicy: Sendable {
         refusesSameSite = bound.isLoopback
         clientsUseTLS = config.tls != nil
         forward = config.mode == .forward
-            ? ForwardPolicy(tunnel: config.tunnel, proxyAuthCredential: config.proxyAuth.map { _ in Config.proxyAuthSecretName(listener: config.name) })
+            ? ForwardPolicy(tunnel: config.tunnel, proxyAuthorization: config.proxyAuth.map { _ in ProxyAuthorization(listener: config.name) })
             : nil
         switch config.inbound {
         case .sharedSecret(let header, _):

@@ -86,6 +86,8 @@ final class ProxyHandler: ServerHandler {
             serve(endpoint, to: exchange, in: context)
         case .refuse(let document, let route):
             conclude(exchange, .refused(document), route: route, in: context)
+        case .challenge(let document, let fields):
+            conclude(exchange, .refused(document, extraFields: fields), in: context)
         case .handOff(let forward, let settings, let caller, let destination):
             let handoff = HandoffExchange(exchange: exchange, route: forward.route, handoff: settings, handler: self, context: context,
                                           destination: destination, rewriter: forward.rewriter)
