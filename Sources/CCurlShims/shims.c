@@ -25,5 +25,6 @@ CURLSHcode lk_curl_share_setopt_unlock(CURLSH *s, curl_unlock_function f) { retu
 CURLcode lk_curl_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 CURLcode lk_curl_easy_getinfo_ptr(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }
 CURLcode lk_curl_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
+CURLcode lk_curl_easy_getinfo_socket(CURL *h, CURLINFO i, curl_socket_t *v) { return curl_easy_getinfo(h, i, v); }
 
 CURLcode lk_curl_global_init_default(void) { return curl_global_init(CURL_GLOBAL_DEFAULT); }

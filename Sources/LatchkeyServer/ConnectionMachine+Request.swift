@@ -32,7 +32,7 @@ extension ConnectionMachine {
         case .opened, .idle, .readingHead: .head
         case .exchange(let exchange):
             if case .reading = exchange.request { .body } else { .none }
-        case .handshaking, .closingAfterFlush, .lingering, .closed: .none
+        case .handshaking, .openingTunnel, .relaying, .closingAfterFlush, .lingering, .closed: .none
         }
     }
 
@@ -41,7 +41,7 @@ extension ConnectionMachine {
         switch state {
         case .opened(let openedAt): state = .readingHead(since: openedAt)
         case .idle: state = .readingHead(since: now)
-        case .handshaking, .readingHead, .exchange, .closingAfterFlush, .lingering, .closed: break
+        case .handshaking, .readingHead, .exchange, .openingTunnel, .relaying, .closingAfterFlush, .lingering, .closed: break
         }
     }
 

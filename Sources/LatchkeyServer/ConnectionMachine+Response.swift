@@ -40,6 +40,10 @@ extension ConnectionMachine {
         case linger
         /// Below the low-water mark again: tell the handler to send more.
         case drained
+        /// A CONNECT's `200` has left: the tunnel starts now.
+        case startTunnel(TunnelKind)
+        /// A relayed tunnel's output changed: `RelayStep` says what follows.
+        case relay(RelayStep)
     }
 
     enum ShutdownAction: Equatable {
@@ -159,6 +163,10 @@ extension ConnectionMachine {
         switch state {
         case .closingAfterFlush where pending == 0:
             return .linger
+        case .openingTunnel(let kind) where pending == 0:
+            return .startTunnel(kind)
+        case .relaying:
+            return .relay(relayOutputFlushed(pending: pending))
         case .exchange(var exchange):
             guard case .writing(let framing, true) = exchange.response, pending <= highWater / 4 else { return .none }
             exchange.response = .writing(framing, throttled: false)
@@ -202,7 +210,9 @@ extension ConnectionMachine {
             exchange.keepAlive = false
             state = .exchange(exchange)
             return .finishExchange
-        case .closingAfterFlush, .lingering, .closed:
+        // A tunnel's bytes are in flight: it ends on its own, or when the grace period
+        // closes every connection.
+        case .openingTunnel, .relaying, .closingAfterFlush, .lingering, .closed:
             return .finishExchange
         }
     }

@@ -12,6 +12,8 @@ extension ConnectionMachine {
         case bodyTimedOut(ErrorDocument)
         /// The TLS handshake did not complete in time: close (no HTTP can be spoken yet).
         case handshakeTimedOut
+        /// No byte went either way through a relayed tunnel for the tunnel idle timeout.
+        case tunnelIdle
     }
 
     /// When the timer is due, or nil for no timer (the handler is working on a request and
@@ -23,8 +25,10 @@ extension ConnectionMachine {
             return since.advanced(by: handshakeTimeout)
         case .opened(let since), .readingHead(let since):
             return since.advanced(by: settings.headTimeout)
-        case .idle, .closingAfterFlush:
+        case .idle, .closingAfterFlush, .openingTunnel:
             return now.advanced(by: settings.idleTimeout)
+        case .relaying:
+            return now.advanced(by: settings.tunnelIdleTimeout)
         case .exchange(let exchange):
             // Only what is returned is computed: a Duration's nanoseconds take 128-bit
             // arithmetic, and this runs several times per request.
@@ -49,7 +53,9 @@ extension ConnectionMachine {
                 return .bodyTimedOut(ErrorDocument(status: 408, error: "request_timeout", message: "the request body did not arrive in time"))
             }
             return .close
-        case .opened, .idle, .closingAfterFlush, .lingering, .closed:
+        case .relaying:
+            return .tunnelIdle
+        case .opened, .idle, .openingTunnel, .closingAfterFlush, .lingering, .closed:
             return .close
         }
     }

@@ -11,10 +11,11 @@ import LatchkeyLoop
 /// handshake timeout, and moves to `opened` when the handshake completes: the first head's
 /// clock starts then (`ConnectionMachine+Handshake.swift`).
 ///
-/// What the next capability adds here, as a state rather than a flag: CONNECT tunnels and
-/// WebSocket upgrades, after the 2xx / 101 response head of such an exchange, a `relaying`
-/// state in which bytes go both ways unparsed and only the idle timer applies, ending in
-/// `closingAfterFlush` when either side closes.
+/// A forward listener's CONNECT turns the connection into a tunnel once its `200` has left
+/// (`openingTunnel`): an intercepted one goes back to `handshaking`, now as the TLS server
+/// of the tunnel's host, then serves requests as any connection does; a relayed one moves
+/// bytes both ways unparsed (`relaying`) until both sides have finished
+/// (`ConnectionMachine+Tunnel.swift`).
 struct ConnectionMachine {
     enum State: Equatable {
         /// TLS listeners: accepted, the TLS handshake under way since `since`; no HTTP yet.
@@ -32,6 +33,10 @@ struct ConnectionMachine {
         case readingHead(since: LoopInstant)
         /// A request is being served: its body and its response progress independently.
         case exchange(Exchange)
+        /// A CONNECT was answered `200`; the tunnel starts once that answer has been written.
+        case openingTunnel(TunnelKind)
+        /// A relayed tunnel: bytes go both ways unread, each direction ending on its own.
+        case relaying(Relay)
         /// The last response is queued; the connection closes once it is written.
         case closingAfterFlush
         /// Write side shut down; what still arrives is discarded until `until`.
@@ -79,8 +84,9 @@ struct ConnectionMachine {
 
     /// Set only by the events below (the extensions in `ConnectionMachine+*.swift`).
     var state: State
-    /// How long `handshaking` may last (the listener's); unused on plain listeners.
-    let handshakeTimeout: Duration
+    /// How long `handshaking` may last: the listener's, or the head timeout for the
+    /// handshake inside an intercepted tunnel; unused on plain listeners.
+    var handshakeTimeout: Duration
 
     init(openedAt now: LoopInstant) {
         state = .opened(at: now)
@@ -98,7 +104,7 @@ struct ConnectionMachine {
     var isAwaitingHead: Bool {
         switch state {
         case .opened, .idle, .readingHead: true
-        case .handshaking, .exchange, .closingAfterFlush, .lingering, .closed: false
+        case .handshaking, .exchange, .openingTunnel, .relaying, .closingAfterFlush, .lingering, .closed: false
         }
     }
 
@@ -108,7 +114,9 @@ struct ConnectionMachine {
         switch state {
         case .handshaking, .opened, .idle, .readingHead: true
         case .exchange: !bufferFull
-        case .closingAfterFlush, .lingering, .closed: false
+        case .relaying(let relay): relay.toUpstream == .open && !bufferFull
+        // Bytes behind the CONNECT wait in the socket until the tunnel has started.
+        case .openingTunnel, .closingAfterFlush, .lingering, .closed: false
         }
     }
 }

@@ -39,15 +39,16 @@ public protocol ServerHandler: AnyObject {
     func serverAnswered(_ exchange: ServerExchange)
     /// A client connection on `listener` opened or closed, or was refused (for the counts).
     func connection(_ event: ConnectionEvent, on listener: ListenerInfo)
-    /// A client's TLS handshake on a TLS listener completed or failed (for the log and the
-    /// metrics); a failed one's connection is closed.
-    func tlsHandshake(_ outcome: TLSHandshakeOutcome, on listener: ListenerInfo, peer: SocketAddress?)
+    /// A client's TLS handshake on a TLS listener, or inside an intercepted CONNECT tunnel
+    /// to `tunnel`, completed or failed (for the log and the metrics); a failed one's
+    /// connection is closed.
+    func tlsHandshake(_ outcome: TLSHandshakeOutcome, on listener: ListenerInfo, peer: SocketAddress?, tunnel: TargetAuthority?)
 }
 
 extension ServerHandler {
     /// Handlers of plain-HTTP listeners only (the login's redirect receiver) have nothing
     /// to record.
-    public func tlsHandshake(_ outcome: TLSHandshakeOutcome, on listener: ListenerInfo, peer: SocketAddress?) {}
+    public func tlsHandshake(_ outcome: TLSHandshakeOutcome, on listener: ListenerInfo, peer: SocketAddress?, tunnel: TargetAuthority?) {}
 }
 
 public enum TLSHandshakeOutcome: Sendable, Equatable {
@@ -71,6 +72,10 @@ public struct ConnectionSettings: Sendable {
     /// Time the server waits for a whole request body (paused time excluded): a body
     /// trickled to keep a connection open is refused with 408 when it runs out.
     public var bodyTimeout: Duration
+    /// Longest silence both ways through a relayed CONNECT tunnel before it is closed
+    /// (nginx's stream `proxy_timeout`, 10 minutes by default): far longer than a kept-alive
+    /// connection's idle time, since a tunnel may carry a long poll or a slow job.
+    public var tunnelIdleTimeout: Duration
     /// Client connections for the process, across all loops (503 beyond).
     public var maxConnections: Int
     /// Buffered response bytes above which `sendBody` asks the producer to wait.
@@ -83,13 +88,14 @@ public struct ConnectionSettings: Sendable {
 
     public init(
         http: HTTPLimits = .init(), headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60),
-        bodyTimeout: Duration = .seconds(60), maxConnections: Int = 10_000, outboundHighWater: Int = 256 * 1024,
-        maxRequestBodyBytes: UInt64? = nil, keepAlive: Bool = true
+        bodyTimeout: Duration = .seconds(60), tunnelIdleTimeout: Duration = .seconds(600), maxConnections: Int = 10_000,
+        outboundHighWater: Int = 256 * 1024, maxRequestBodyBytes: UInt64? = nil, keepAlive: Bool = true
     ) {
         self.http = http
         self.headTimeout = headTimeout
         self.idleTimeout = idleTimeout
         self.bodyTimeout = bodyTimeout
+        self.tunnelIdleTimeout = tunnelIdleTimeout
         self.maxConnections = maxConnections
         self.outboundHighWater = outboundHighWater
         self.maxRequestBodyBytes = maxRequestBodyBytes

@@ -12,6 +12,7 @@ extension ServerConnection {
         if machine.wantsInput(bufferFull: input.isFull) { wanted.insert(.readable) }
         if !crossedTLSWait.isEmpty { wanted = crossedTLSWait.interest(wanted) }
         setInterest(wanted)
+        if relay != nil { updateUpstreamInterest() }
     }
 
     func setInterest(_ wanted: IOEvents) {
@@ -48,6 +49,8 @@ extension ServerConnection {
             failRequestBody(document)
         case .handshakeTimedOut:
             handshakeFailed(TLSHandshakeFailure(.timeout, detail: "the handshake did not complete within \(machine.handshakeTimeout)"))
+        case .tunnelIdle:
+            endRelay(.idle)
         case .close:
             close()
         }
@@ -86,6 +89,13 @@ extension ServerConnection {
     /// work done for it (every way a connection ends comes through here). Safe to call
     /// more than once.
     func close(reason: ExchangeEnd = .clientGone) {
+        if relay != nil {
+            // Closed from outside the relay (the grace period's end, a failed write):
+            // the tunnel ends first, and comes back here.
+            return endRelay(server.isShuttingDown ? .shutdown : .failed(detail: "the client connection closed"))
+        }
+        if case .relay(let upstream)? = pendingTunnel { upstream.close() }
+        pendingTunnel = nil
         guard machine.close() else { return }
         let handler = self.handler
         // OpenSSL 3 clients report a close without close_notify as an unexpected EOF. A

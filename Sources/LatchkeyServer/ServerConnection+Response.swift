@@ -170,8 +170,11 @@ extension ServerConnection {
         switch machine.outputFlushed(pending: pendingOutput, highWater: server.settings.outboundHighWater) {
         case .linger: return lingerThenClose()
         case .drained: handler?.responseDrained()
+        case .startTunnel: return startTunnel()
+        case .relay(let step): performRelay(step)
         case .none: break
         }
+        guard !machine.isClosed else { return }
         updateTimer()
     }
 }

@@ -11,7 +11,7 @@ extension ServerConnection {
         case .completed(let info):
             tlsInfo = info
             machine.handshakeCompleted(at: loop.now)
-            server.handler.tlsHandshake(.completed(info), on: listener, peer: peer)
+            server.handler.tlsHandshake(.completed(info), on: listener, peer: peer, tunnel: tunnelAuthority)
             // A request may have come right behind the client's Finished.
             readInput()
             if !machine.isClosed { updateInterest() }
@@ -55,12 +55,13 @@ extension ServerConnection {
     /// dropped and the connection answers like a plain one, then closes.
     private func refusePlainHTTP() {
         tls = nil
-        server.handler.tlsHandshake(.failed(TLSHandshakeFailure(.plainHTTP, detail: "the client spoke plain HTTP")), on: listener, peer: peer)
+        server.handler.tlsHandshake(.failed(TLSHandshakeFailure(.plainHTTP, detail: "the client spoke plain HTTP")), on: listener, peer: peer,
+                                    tunnel: tunnelAuthority)
         answerUnparsed(machine.plainHTTPArrived())
     }
 
     func handshakeFailed(_ failure: TLSHandshakeFailure) {
-        server.handler.tlsHandshake(.failed(failure), on: listener, peer: peer)
+        server.handler.tlsHandshake(.failed(failure), on: listener, peer: peer, tunnel: tunnelAuthority)
         close()
     }
 }

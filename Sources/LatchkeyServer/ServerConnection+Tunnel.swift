@@ -1,7 +1,57 @@
-/// CONNECT tunnels: the 200, then interception (TLS, then requests) or a relay.
+import LatchkeyHTTP
+import LatchkeyLoop
+import LatchkeyTLS
+
+/// CONNECT tunnels: the `200`, then interception (the client's TLS ends here and its
+/// requests are served as exchanges) or a relay (`ServerConnection+Relay.swift`).
 extension ServerConnection {
     func openTunnel(_ exchange: ServerExchange, _ tunnel: Tunnel) {
-        // Being built: the connection machine's intercepting and relaying states.
-        exchange.respond(ErrorDocument(status: 501, error: "not_implemented", message: "CONNECT tunnels are being built"))
+        guard exchange === self.exchange, !exchange.finished, machine.tunnelOpened(tunnel.kind) else {
+            if case .relay(let upstream) = tunnel { upstream.close() }
+            return
+        }
+        exchange.status = 200
+        // RFC 9110 §9.3.6: no body and no framing fields in a 2xx to CONNECT.
+        ResponseHeadEncoder.encode(status: 200, fields: HTTPFields(), into: &output)
+        pendingTunnel = tunnel
+        if case .intercept = tunnel {
+            // The CONNECT itself is over: the requests inside are exchanges of their own.
+            exchange.finished = true
+            handler = nil
+            exchange.connection = nil
+            self.exchange = nil
+        }
+        scheduleFlush()
+    }
+
+    /// The `200` has been written: the tunnel starts.
+    func startTunnel() {
+        guard let tunnel = pendingTunnel else { return close() }
+        pendingTunnel = nil
+        switch tunnel {
+        case .intercept(let context, let authority):
+            startInterception(context, authority: authority)
+        case .relay(let upstream):
+            startRelay(upstream)
+        }
+    }
+
+    /// The client's TLS handshake comes next, with a certificate for the tunnel's host.
+    private func startInterception(_ context: TLSServerContext, authority: TargetAuthority) {
+        tunnelAuthority = authority
+        // A client waits for the 200 before its ClientHello (RFC 9110 §9.3.6): bytes that
+        // came earlier were read as HTTP and cannot be handed to OpenSSL.
+        guard input.isEmpty else {
+            return handshakeFailed(TLSHandshakeFailure(.other, detail: "the client sent bytes before the CONNECT was answered"))
+        }
+        do {
+            tls = try TLSSession(context: context, fd: socket.fd)
+        } catch {
+            return handshakeFailed(TLSHandshakeFailure(.other, detail: "cannot start TLS: \(error)"))
+        }
+        input.releaseIfEmpty()
+        machine.interceptionStarted(at: loop.now, handshakeTimeout: server.settings.headTimeout)
+        updateInterest()
+        updateTimer()
     }
 }

@@ -26,6 +26,13 @@ final class ServerConnection: IOHandler, DeferredWork {
     @exclusivity(unchecked) var crossedTLSWait: CrossedTLSWait = []
     /// What the handshake agreed, given to every exchange on the connection.
     @exclusivity(unchecked) var tlsInfo: TLSConnectionInfo?
+    /// Inside an intercepted CONNECT tunnel: the host and port the client connected to,
+    /// given to every exchange on the connection.
+    @exclusivity(unchecked) var tunnelAuthority: TargetAuthority?
+    /// A CONNECT's tunnel, from the handler's decision until its `200` has been written.
+    @exclusivity(unchecked) var pendingTunnel: Tunnel?
+    /// The upstream of a relayed tunnel while it lasts.
+    @exclusivity(unchecked) var relay: RelayUpstream?
 
     @exclusivity(unchecked) var input: InputBuffer
     @exclusivity(unchecked) var decoder: RequestDecoder
@@ -79,6 +86,7 @@ final class ServerConnection: IOHandler, DeferredWork {
 
     func handleIO(_ events: IOEvents) {
         if machine.isLingering { return discardUntilClosed() }
+        if machine.isRelaying { return relayClientReady(events) }
         if tls != nil {
             if machine.isHandshaking { return continueHandshake() }
             if !crossedTLSWait.isEmpty { retryCrossedTLSWaits(events) }
@@ -237,6 +245,7 @@ final class ServerConnection: IOHandler, DeferredWork {
     private func makeExchange(_ head: RequestHead) -> ServerExchange {
         let exchange = ServerExchange(head: head, listener: listener, peer: peer, receivedAt: loop.now, connection: self)
         if let tlsInfo { exchange.tls = tlsInfo }
+        if let tunnelAuthority { exchange.tunnelAuthority = tunnelAuthority }
         self.exchange = exchange
         return exchange
     }

@@ -9,9 +9,16 @@ public enum Tunnel {
     /// host) and serves the requests inside as exchanges whose `tunnelAuthority` is
     /// `authority`, each routed by it.
     case intercept(TLSServerContext, authority: TargetAuthority)
-    /// Moves bytes both ways between the client and `upstream`, unread, until either side
-    /// closes.
+    /// Moves bytes both ways between the client and `upstream`, unread, until both sides
+    /// have finished.
     case relay(RawConnection)
+
+    var kind: ConnectionMachine.TunnelKind {
+        switch self {
+        case .intercept: .intercept
+        case .relay: .relay
+        }
+    }
 }
 
 /// How a relayed tunnel ended, for the exchange's log line (the byte counts are the
@@ -19,7 +26,7 @@ public enum Tunnel {
 public enum TunnelEnd: Sendable, Equatable {
     /// Both sides finished sending.
     case closed
-    /// No byte either way for the idle timeout.
+    /// No byte either way for the tunnel idle timeout.
     case idle
     /// A side reset or failed; `detail` for the log.
     case failed(detail: String)

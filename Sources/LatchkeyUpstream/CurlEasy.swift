@@ -11,6 +11,14 @@ final class CurlEasy {
     let errorBuffer: UnsafeMutablePointer<CChar>
     /// The transfer on this handle while it is in the multi; nil on the free list.
     var transfer: UpstreamTransfer?
+    /// Or the connect-only connection on it, which keeps the handle for its whole life
+    /// (the client holds the connection).
+    weak var connection: UpstreamConnection?
+    /// The multi's socket bookkeeping, which opens this handle's sockets.
+    unowned let events: MultiEvents
+    /// The address the destination guard refused in this transfer, for its error; nil
+    /// when none was.
+    private(set) var refusedDestination: (kind: String, address: String)?
     private(set) var firstByteTimer: LoopTimer!
     private(set) var idleTimer: LoopTimer!
     /// The options the handle is configured with; nil before the first request.
@@ -20,9 +28,10 @@ final class CurlEasy {
     /// another request. Held so that the jar outlives the handle.
     private(set) var cookieJar: CookieJar?
 
-    init?() {
+    init?(events: MultiEvents) {
         guard let handle = curl_easy_init() else { return nil }
         self.handle = handle
+        self.events = events
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         firstByteTimer = LoopTimer { [unowned self] in self.transfer?.firstByteTimerFired() }
@@ -37,14 +46,17 @@ final class CurlEasy {
     /// Everything but the request itself. A handle whose options are unchanged keeps its
     /// configuration; otherwise curl_easy_reset and configure from scratch (restoring curl's
     /// defaults, e.g. the system CA bundle, is what reset does and setting NULL does not).
-    func prepare(options: UpstreamOptions, events: MultiEvents) -> CURLcode {
+    func prepare(options: UpstreamOptions) -> CURLcode {
         errorBuffer[0] = 0
+        refusedDestination = nil
         if let configuredOptions, configuredOptions == options { return CURLE_OK }
         if configuredOptions != nil { curl_easy_reset(handle) }
         configuredOptions = nil
         var status = CurlStatus()
         // Fixed for every request.
         status.check(lk_curl_easy_setopt_ptr(handle, CURLOPT_ERRORBUFFER, errorBuffer))
+        // This object: the transfer or connection it carries, found by `curl_multi_info_read`.
+        status.check(lk_curl_easy_setopt_ptr(handle, CURLOPT_PRIVATE, opaque))
         status.check(lk_curl_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1))
         status.check(lk_curl_easy_setopt_long(handle, CURLOPT_TCP_NODELAY, 1))
         status.check(lk_curl_easy_setopt_long(handle, CURLOPT_TCP_KEEPALIVE, 1))
@@ -60,7 +72,7 @@ final class CurlEasy {
         status.check(lk_curl_easy_setopt_write(handle, transferWriteCallback))
         status.check(lk_curl_easy_setopt_read(handle, transferReadCallback))
         status.check(lk_curl_easy_setopt_opensocket(handle, openSocketCallback))
-        status.check(lk_curl_easy_setopt_ptr(handle, CURLOPT_OPENSOCKETDATA, events.opaque))
+        status.check(lk_curl_easy_setopt_ptr(handle, CURLOPT_OPENSOCKETDATA, opaque))
         status.check(lk_curl_easy_setopt_closesocket(handle, closeSocketCallback))
         status.check(lk_curl_easy_setopt_ptr(handle, CURLOPT_CLOSESOCKETDATA, events.opaque))
         // Per route.
@@ -95,7 +107,6 @@ final class CurlEasy {
         }
         status.check(lk_curl_easy_setopt_string(handle, CURLOPT_URL, request.url))
         status.check(lk_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headers.list))
-        status.check(lk_curl_easy_setopt_ptr(handle, CURLOPT_PRIVATE, transfer))
         status.check(lk_curl_easy_setopt_ptr(handle, CURLOPT_HEADERDATA, transfer))
         status.check(lk_curl_easy_setopt_ptr(handle, CURLOPT_WRITEDATA, transfer))
         status.check(lk_curl_easy_setopt_ptr(handle, CURLOPT_READDATA, transfer))
@@ -125,6 +136,33 @@ final class CurlEasy {
             status.check(lk_curl_easy_setopt_off(handle, CURLOPT_INFILESIZE_LARGE, -1))
         }
         return status.code
+    }
+
+    var opaque: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    /// CURLOPT_OPENSOCKETFUNCTION for this handle: the destination guard of the options it
+    /// is configured with, then the socket. A refused address makes curl try the next one
+    /// and fail with CURLE_COULDNT_CONNECT when none is left; the refusal is kept for the
+    /// error.
+    func openSocket(_ address: UnsafePointer<curl_sockaddr>) -> curl_socket_t {
+        if configuredOptions?.refusesLocalDestinations == true {
+            let refusal = withUnsafePointer(to: address.pointee.addr) { DestinationGuard.refusal($0) }
+            if let refusal {
+                refusedDestination = refusal
+                return CURL_SOCKET_BAD
+            }
+        }
+        return events.openSocket(family: address.pointee.family, type: address.pointee.socktype, protocol: address.pointee.protocol)
+    }
+
+    /// The error for a finished transfer's `code`: the guard's refusal when it refused
+    /// every address curl tried.
+    func error(for code: CURLcode) -> UpstreamError {
+        if code == CURLE_COULDNT_CONNECT, let refusedDestination {
+            return UpstreamError(.destinationRefused,
+                                 detail: "the destination resolves to \(refusedDestination.address), a \(refusedDestination.kind) address")
+        }
+        return UpstreamError(curlCode: code, errorBuffer: errorText)
     }
 
     /// The transfer's error text (CURLOPT_ERRORBUFFER) if curl wrote one.

@@ -32,6 +32,9 @@ final class MultiEvents: DeferredWork {
     private struct SocketEntry {
         var registration: IORegistration?
         var handler: CurlSocketHandler?
+        /// A connect-only connection's socket, handed over: its readiness goes here, and
+        /// curl's interest in it is ignored until curl closes it.
+        var owner: IOHandler?
         /// What epoll watches now.
         var registered: IOEvents = []
         /// What curl asked for last; empty after CURL_POLL_REMOVE.
@@ -55,6 +58,7 @@ final class MultiEvents: DeferredWork {
         guard fd >= 0 else { return 0 }
         ensureEntry(fd)
         let i = Int(fd)
+        guard sockets[i].owner == nil else { return 0 }
         if what == CURL_POLL_REMOVE {
             sockets[i].wanted = []
             guard sockets[i].registration != nil else { return 0 }
@@ -121,8 +125,24 @@ final class MultiEvents: DeferredWork {
             dropRegistration(Int(fd))
             sockets[Int(fd)].wanted = []
             sockets[Int(fd)].ours = false
+            sockets[Int(fd)].owner = nil
         }
         return close(fd)
+    }
+
+    /// A connect-only connection's socket is watched for `events` on `owner`'s behalf from
+    /// now on (`[]`: only a reset or hang-up is reported). The registration stays here, so
+    /// that curl's close of the socket drops it as for any other.
+    func handOver(_ fd: Int32, events: IOEvents, to owner: IOHandler) throws(SystemError) {
+        guard fd >= 0 else { throw SystemError(call: "epoll_ctl", errno: EBADF) }
+        ensureEntry(fd)
+        let i = Int(fd)
+        if sockets[i].owner !== owner {
+            dropRegistration(i)
+            sockets[i].owner = owner
+            sockets[i].wanted = []
+        }
+        guard setInterest(i, events) else { throw SystemError(call: "epoll_ctl", errno: EBADF) }
     }
 
     // MARK: driven by the loop
@@ -168,12 +188,15 @@ final class MultiEvents: DeferredWork {
                 dropRegistration(i)
             }
         }
-        let handler: CurlSocketHandler
-        if let existing = sockets[i].handler {
+        let handler: IOHandler
+        if let owner = sockets[i].owner {
+            handler = owner
+        } else if let existing = sockets[i].handler {
             handler = existing
         } else {
-            handler = CurlSocketHandler(events: self, fd: Int32(i))
-            sockets[i].handler = handler
+            let made = CurlSocketHandler(events: self, fd: Int32(i))
+            sockets[i].handler = made
+            handler = made
         }
         epollOperations += 1
         do {
@@ -222,9 +245,7 @@ let multiTimerCallback: curl_multi_timer_callback = { _, milliseconds, userp in
 
 let openSocketCallback: curl_opensocket_callback = { clientp, _, address in
     guard let address else { return CURL_SOCKET_BAD }
-    return Unmanaged<MultiEvents>.fromOpaque(clientp!).takeUnretainedValue().openSocket(
-        family: address.pointee.family, type: address.pointee.socktype, protocol: address.pointee.protocol
-    )
+    return Unmanaged<CurlEasy>.fromOpaque(clientp!).takeUnretainedValue().openSocket(address)
 }
 
 let closeSocketCallback: curl_closesocket_callback = { clientp, fd in

@@ -18,7 +18,15 @@ public final class UpstreamClient {
     @exclusivity(unchecked) private var freeHandles: [CurlEasy] = []
     private let maxFreeHandles: Int
     @exclusivity(unchecked) private var active: [UpstreamTransfer] = []
-    @exclusivity(unchecked) private var completed: [(UpstreamTransfer, CURLcode)] = []
+    /// Connect-only connections, from `connect` to `close`.
+    @exclusivity(unchecked) private var connections: [ObjectIdentifier: UpstreamConnection] = [:]
+    /// What curl reported done in one drain, finished after it.
+    @exclusivity(unchecked) private var completed: [Completion] = []
+
+    private enum Completion {
+        case transfer(UpstreamTransfer, CURLcode)
+        case connection(UpstreamConnection, CURLcode)
+    }
     /// Depth of our calls into curl that may run its callbacks. While above zero, anything
     /// that would re-enter the multi (add, remove, pause, socket action) is deferred.
     @exclusivity(unchecked) private var curlDepth = 0
@@ -57,6 +65,10 @@ public final class UpstreamClient {
             }
         }
         active.removeAll()
+        for connection in connections.values {
+            if let easy = connection.easy { curl_multi_remove_handle(multi, easy.handle) }
+        }
+        connections.removeAll()
         curl_multi_cleanup(multi)
         loop.disarm(events.timer)
     }
@@ -70,13 +82,13 @@ public final class UpstreamClient {
         let transfer = UpstreamTransfer(client: self, request: request, delegate: delegate, now: LoopInstant.now())
         transfer.activeIndex = active.count
         active.append(transfer)
-        guard let easy = freeHandles.popLast() ?? CurlEasy() else {
+        guard let easy = freeHandles.popLast() ?? CurlEasy(events: events) else {
             failLater(transfer, UpstreamError(.other, detail: "curl_easy_init failed"))
             return transfer
         }
         let (fields, cookie) = request.cookieJar == nil ? (request.fields, nil) : request.cookiesForJar
         let headers = CurlHeaderList(fields)
-        var code = easy.prepare(options: request.options, events: events)
+        var code = easy.prepare(options: request.options)
         if code == CURLE_OK {
             code = easy.configure(request: request, headers: headers, cookie: cookie, transfer: Unmanaged.passUnretained(transfer).toOpaque())
         }
@@ -92,6 +104,47 @@ public final class UpstreamClient {
             add(transfer)
         }
         return transfer
+    }
+
+    /// Opens a connection to `url`'s host and port (with TLS for https, through the
+    /// options' proxy) and hands it over as a raw byte stream: the delegate hears once,
+    /// after the current events at the earliest. The caller closes the connection (which
+    /// also cancels it while it is being made).
+    public func connect(to url: String, options: UpstreamOptions, delegate: UpstreamConnectionDelegate) -> UpstreamConnection? {
+        guard let easy = CurlEasy(events: events) else { return nil }
+        let connection = UpstreamConnection(client: self, easy: easy, delegate: delegate)
+        easy.connection = connection
+        connections[ObjectIdentifier(connection)] = connection
+        var status = CurlStatus()
+        status.check(easy.prepare(options: options))
+        status.check(lk_curl_easy_setopt_long(easy.handle, CURLOPT_CONNECT_ONLY, 1))
+        status.check(lk_curl_easy_setopt_string(easy.handle, CURLOPT_URL, url))
+        if status.code == CURLE_OK {
+            curlDepth += 1
+            let added = curl_multi_add_handle(multi, easy.handle)
+            curlDepth -= 1
+            if added == CURLM_OK { return connection }
+        }
+        let error = UpstreamError(curlCode: status.code == CURLE_OK ? CURLE_FAILED_INIT : status.code, errorBuffer: nil)
+        loop.runAfterEvents { connection.connectFinished(error: error) }
+        return connection
+    }
+
+    /// The connection is closed: its handle leaves the multi, which closes the socket.
+    func release(connection: UpstreamConnection, easy: CurlEasy) {
+        connections[ObjectIdentifier(connection)] = nil
+        easy.connection = nil
+        if isInCurl {
+            loop.runAfterEvents { [self] in removeConnectionHandle(easy) }
+        } else {
+            removeConnectionHandle(easy)
+        }
+    }
+
+    private func removeConnectionHandle(_ easy: CurlEasy) {
+        curlDepth += 1
+        curl_multi_remove_handle(multi, easy.handle)
+        curlDepth -= 1
     }
 
     private func add(_ transfer: UpstreamTransfer) {
@@ -128,14 +181,26 @@ public final class UpstreamClient {
             let code = message.pointee.data.result
             var context: UnsafeMutableRawPointer?
             guard lk_curl_easy_getinfo_ptr(handle, CURLINFO_PRIVATE, &context) == CURLE_OK, let context else { continue }
-            completed.append((Unmanaged<UpstreamTransfer>.fromOpaque(context).takeUnretainedValue(), code))
+            // What the handle carries now: finishing one of the batch may cancel another,
+            // whose handle a new transfer may then take.
+            let easy = Unmanaged<CurlEasy>.fromOpaque(context).takeUnretainedValue()
+            if let transfer = easy.transfer {
+                completed.append(.transfer(transfer, code))
+            } else if let connection = easy.connection {
+                completed.append(.connection(connection, code))
+            }
         }
         guard !completed.isEmpty else { return }
         var batch = completed
         completed = []
-        for (transfer, code) in batch {
-            let curlError = code == CURLE_OK ? nil : UpstreamError(curlCode: code, errorBuffer: transfer.easy?.errorText)
-            finish(transfer, error: transfer.machine.outcome(curlError: curlError))
+        for done in batch {
+            switch done {
+            case .transfer(let transfer, let code):
+                let curlError = code == CURLE_OK ? nil : transfer.easy?.error(for: code) ?? UpstreamError(curlCode: code, errorBuffer: nil)
+                finish(transfer, error: transfer.machine.outcome(curlError: curlError))
+            case .connection(let connection, let code):
+                connection.connectFinished(error: code == CURLE_OK ? nil : connection.easy?.error(for: code))
+            }
         }
         batch.removeAll(keepingCapacity: true)
         completed = batch

@@ -14,6 +14,9 @@ public struct UpstreamError: Error, Sendable, Equatable, CustomStringConvertible
         /// The upstream reset or closed the connection mid-response (or sent nothing).
         case receiveFailed
         case cancelled
+        /// The destination guard refused every address the host resolved to
+        /// (`UpstreamOptions.refusesLocalDestinations`).
+        case destinationRefused
         case other
     }
 

@@ -74,6 +74,9 @@ public struct UpstreamOptions: Sendable, Equatable {
     /// counted while the transfer waits on our side (request-body bytes from the client,
     /// or `resumeReceiving()` after backpressure).
     public var idleTimeout: Duration
+    /// Refuse to connect to an address on loopback, link-local or a cloud metadata service
+    /// (`DestinationGuard`): for destinations a client named, which no route vouches for.
+    public var refusesLocalDestinations: Bool
 
     public init(
         caFile: String? = nil,
@@ -83,7 +86,8 @@ public struct UpstreamOptions: Sendable, Equatable {
         proxy: String? = nil,
         connectTimeout: Duration = .seconds(5),
         firstByteTimeout: Duration = .seconds(60),
-        idleTimeout: Duration = .seconds(60)
+        idleTimeout: Duration = .seconds(60),
+        refusesLocalDestinations: Bool = false
     ) {
         self.caFile = caFile
         self.clientCertificateFile = clientCertificateFile
@@ -93,5 +97,6 @@ public struct UpstreamOptions: Sendable, Equatable {
         self.connectTimeout = connectTimeout
         self.firstByteTimeout = firstByteTimeout
         self.idleTimeout = idleTimeout
+        self.refusesLocalDestinations = refusesLocalDestinations
     }
 }

@@ -85,7 +85,8 @@ def forward_config(api: ApiServer, *, route: dict | None = None, listener: dict 
     r.update(route or {})
     fwd = {"name": "fwd", "mode": "forward", "inbound": {"proxy_auth": {"value": PROXY_SECRET}}}
     fwd.update(listener or {})
-    cfg = {"listeners": [fwd], "credentials": {"api": {"value": TOKEN}}, "routes": routes if routes is not None else [r]}
+    cfg = {"listeners": [fwd], "credentials": {"api": {"value": TOKEN}}, "routes": routes if routes is not None else [r],
+           "logging": {"format": "json"}}
     cfg.update(top)
     return cfg
 

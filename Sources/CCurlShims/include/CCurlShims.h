@@ -31,6 +31,7 @@ CURLSHcode lk_curl_share_setopt_unlock(CURLSH *s, curl_unlock_function f);
 CURLcode lk_curl_easy_getinfo_long(CURL *h, CURLINFO i, long *v);
 CURLcode lk_curl_easy_getinfo_ptr(CURL *h, CURLINFO i, void **v);
 CURLcode lk_curl_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v);
+CURLcode lk_curl_easy_getinfo_socket(CURL *h, CURLINFO i, curl_socket_t *v);
 
 /// CURL_GLOBAL_DEFAULT and friends are macros built from other macros.
 CURLcode lk_curl_global_init_default(void);

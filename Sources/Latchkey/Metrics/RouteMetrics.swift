@@ -78,6 +78,7 @@ extension UpstreamError.Code {
         case .sendFailed: "send_failed"
         case .receiveFailed: "receive_failed"
         case .cancelled: "cancelled"
+        case .destinationRefused: "destination_refused"
         case .other: "other"
         }
     }

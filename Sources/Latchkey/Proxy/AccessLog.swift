@@ -23,9 +23,11 @@ struct AccessLog: Sendable {
     ) {
         guard enabled, let sink else { return }
         var fields: [(key: String, value: LogValue)] = []
-        fields.reserveCapacity(13)
+        fields.reserveCapacity(14)
         fields.append(("method", .string(exchange.head.method)))
         fields.append(("path", .string(Self.redactedTarget(exchange.head.target, secret: route?.secretQueryParameters ?? secretQueryParameters))))
+        // Inside an intercepted tunnel the path is origin-form: the tunnel names the host.
+        if let tunnel = exchange.tunnelAuthority { fields.append(("host", .string(tunnel.host))) }
         if let route { fields.append(("route", .string(route.name))) }
         fields.append(("status", .integer(Int64(exchange.aborted && exchange.status == nil ? 499 : exchange.status ?? 0))))
         fields.append(("bytes_in", .integer(Int64(exchange.requestBodyBytes))))

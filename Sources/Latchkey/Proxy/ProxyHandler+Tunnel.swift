@@ -27,9 +27,9 @@ extension ProxyHandler {
             }
             return LocalAnswer.shared
         case .relay(let authority):
-            conclude(exchange, .refused(ErrorDocument(status: 501, error: "not_implemented", message: "tunnels are being built",
-                                                      host: authority.host)), in: context)
-            return LocalAnswer.shared
+            let relay = TunnelRelay(exchange: exchange, authority: authority, handler: self, context: context)
+            relay.start()
+            return relay
         }
     }
 }

@@ -35,7 +35,8 @@ public struct AuthHTTPError: Error, Sendable, Equatable, CustomStringConvertible
 extension AuthHTTPError {
     init(_ error: UpstreamError) {
         let code: Code = switch error.code {
-        case .connectFailed: .connectFailed
+        // The auth client never guards destinations: an IdP is named by the configuration.
+        case .connectFailed, .destinationRefused: .connectFailed
         case .resolveFailed: .resolveFailed
         case .tls: .tls
         case .connectTimeout, .firstByteTimeout, .idleTimeout: .timeout
