@@ -42,6 +42,14 @@ Scenarios
           (bench_tls.py): new TLS connections per second (wrk, `Connection: close`, a full
           handshake per request) and small GETs on kept-alive TLS connections, each with
           the proxy's CPU µs per connection or request.
+  forward small GETs through an intercepted CONNECT tunnel (bench_forward.py): mitmproxy
+          (mitmdump with Benchmarks/mitm_inject.py attaching the bearer token) against
+          Latchkey's forward listener, and the same GET through a reverse route of that
+          Latchkey as the baseline; each client opens its tunnels first (CONNECT,
+          Proxy-Authorization, TLS trusting that proxy's CA), then sends kept-alive GETs
+          on them (Benchmarks/tunnel_load.c, --forward-connections of them, 32 by default):
+          requests/s, p50/p99, the proxy's CPU µs per request. With --callgrind, also
+          Latchkey's instructions per request through the tunnel and the reverse route.
 """
 import argparse
 import asyncio
@@ -59,6 +67,7 @@ import tempfile
 import threading
 import time
 
+from bench_forward import ForwardScenarios
 from bench_log import LogScenarios
 from bench_oauth import OAuthScenarios
 from bench_tls import TLSScenarios
@@ -68,7 +77,7 @@ from bench_support import (LOAD_CORE, MIB, PROXY_CORE, cpu_seconds, free_port, h
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-SCENARIOS = ("small", "large", "idle", "stream", "auth", "storm", "stucklog", "tls")
+SCENARIOS = ("small", "large", "idle", "stream", "auth", "storm", "stucklog", "tls", "forward")
 
 WRK_REPORT = r"""
 done = function(summary, latency, requests)
@@ -83,7 +92,7 @@ end
 """
 
 
-class Bench(OAuthScenarios, LogScenarios, TLSScenarios):
+class Bench(OAuthScenarios, LogScenarios, TLSScenarios, ForwardScenarios):
     def __init__(self, args):
         self.args = args
         self.work = tempfile.mkdtemp(prefix="latchkey-bench.")
@@ -565,6 +574,7 @@ logging:
         out += self.oauth_tables()
         out += self.log_tables()
         out += self.tls_tables()
+        out += self.forward_tables()
         return "\n".join(out)
 
     def targets_table(self):
@@ -720,15 +730,17 @@ def main():
                     help="Latchkey and nginx write access logs (to files); haproxy logs nothing either way")
     ap.add_argument("--profile", action="store_true", help="perf-record Latchkey under small GETs")
     ap.add_argument("--callgrind", action="store_true",
-                    help="with auth: count Latchkey's instructions per request on both routes under callgrind")
+                    help="with auth or forward: count Latchkey's instructions per request on their routes under callgrind")
+    ap.add_argument("--forward-connections", type=int, default=32,
+                    help="concurrent tunnels (and plain connections to the reverse route) of the forward scenario")
     ap.add_argument("--results", help="where to write the Markdown (default Benchmarks/RESULTS.md)")
     ap.add_argument("--no-write", action="store_true", help="print the tables only")
     ap.add_argument("--keep-work", action="store_true")
     a = ap.parse_args()
     a.targets = [t for t in a.targets.split(",") if t]
     a.scenarios = [s for s in a.scenarios.split(",") if s]
-    if min(a.rounds, a.duration, a.storm_requests, a.storm_rounds) < 1:
-        ap.error("--rounds, --duration, --storm-requests and --storm-rounds must be positive")
+    if min(a.rounds, a.duration, a.storm_requests, a.storm_rounds, a.forward_connections) < 1:
+        ap.error("--rounds, --duration, --storm-requests, --storm-rounds and --forward-connections must be positive")
     unknown = [s for s in a.scenarios if s not in SCENARIOS]
     if unknown:
         ap.error(f"unknown scenario {', '.join(unknown)}: choose from {', '.join(SCENARIOS)}")
@@ -736,8 +748,8 @@ def main():
         a.targets.remove("latchkey")
     if {"auth", "storm"} & set(a.scenarios) and "latchkey" not in a.targets:
         ap.error("the auth and storm scenarios measure Latchkey: give --latchkey and keep latchkey in --targets")
-    if a.callgrind and "auth" not in a.scenarios:
-        ap.error("--callgrind counts the auth scenario's instructions: add auth to --scenarios")
+    if a.callgrind and not {"auth", "forward"} & set(a.scenarios):
+        ap.error("--callgrind counts the auth or forward scenario's instructions: add one to --scenarios")
 
     if os.cpu_count() < 2:
         sys.exit("bench: needs at least 2 cores (proxy on core 0, load and upstream on core 1)")
@@ -778,8 +790,13 @@ def main():
         if "tls" in a.scenarios:
             b.start_tls_targets()
             b.run_tls_rounds()
-        if a.callgrind:
+        if "forward" in a.scenarios:
+            b.start_forward_targets()
+            b.run_forward_rounds()
+        if a.callgrind and "auth" in a.scenarios and "latchkey" in b.targets:
             b.callgrind_auth()
+        if a.callgrind and "forward" in a.scenarios:
+            b.callgrind_forward()
         for name in list(b.targets):
             if "stream" in a.scenarios:
                 b.single[("stream", name)] = b.stream(name)

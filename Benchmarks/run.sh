@@ -12,6 +12,13 @@
 # tls: Latchkey's TLS listener vs nginx ssl (same ECDSA P-256 certificate): new TLS
 #      connections/s and kept-alive small GETs over TLS, CPU per connection / request.
 #      Their instructions per new connection: bash Benchmarks/callgrind_tls.sh (a minute).
+# forward: small GETs through intercepted CONNECT tunnels: mitmproxy (Debian's, installed
+#      when this scenario is asked for, with Benchmarks/mitm_inject.py attaching the token)
+#      vs Latchkey's forward listener, and Latchkey's reverse route as the baseline; the load
+#      is Benchmarks/tunnel_load.c (gcc, libssl), --forward-connections N (32) tunnels.
+#      requests/s, p50/p99, CPU per request; with --callgrind, Latchkey's instructions per
+#      request through the tunnel and the reverse route. As RESULTS.md has it (3 minutes):
+#        bash Benchmarks/run.sh --scenarios forward --targets latchkey --callgrind --no-write
 # The OAuth engine's scenarios (Latchkey only, tokens from Benchmarks/token_endpoint.py):
 #   auth   static-credential route vs OAuth identity route with a valid token, under wrk
 #          in pairs of short runs (--rounds, --duration): requests/s within 5%?
@@ -40,6 +47,10 @@ have haproxy || missing+=(haproxy)
 have curl || missing+=(curl)
 have util-linux || missing+=(util-linux)   # taskset
 case " $* " in *" --callgrind "*) have valgrind || missing+=(valgrind); have binutils || missing+=(binutils) ;; esac
+case " $* " in *" --scenarios "*forward*|*" --scenarios="*forward*)
+    have mitmproxy || missing+=(mitmproxy)
+    for pkg in gcc libc6-dev libssl-dev; do have "$pkg" || missing+=("$pkg"); done ;;
+esac
 if [ "${LATCHKEY_BIN:-}" != none ]; then
     for pkg in libcurl4-openssl-dev libssl-dev pkg-config; do have "$pkg" || missing+=("$pkg"); done
 fi
