@@ -1,0 +1,99 @@
+"""`latchkey exec` through the real binary: the command line, a run to the end or a run in
+the background, and what the child is given.
+
+    done = run_exec(latchkey, ["curl", "-sS", "https://api.test/x"], cfg=forward_config(api))
+    done.returncode, done.stdout, done.stderr      # the child's status and output; exec's logs on stderr
+    p = start_exec(latchkey, [sys.executable, "-c", CODE], cfg=cfg)   # a LatchkeyProcess (signals)
+    env = parse_env(run_exec(latchkey, ["env"], cfg=cfg).stdout)
+
+Both run with the launcher's binary and environment (support.latchkey_environment), so the
+token store and the local CA land under the test's directory: bundle_path(latchkey) and
+ca_path(latchkey) are what the child's trust variables name.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import subprocess
+from pathlib import Path
+
+from support import Launcher, LatchkeyProcess, free_port, wait_until
+
+PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")
+NO_PROXY_VARIABLES = ("NO_PROXY", "no_proxy")
+NO_PROXY = "localhost,127.0.0.1,::1"
+# The variables that name the bundle (the system's roots and Latchkey's CA).
+BUNDLE_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO", "AWS_CA_BUNDLE",
+                    "CARGO_HTTP_CAINFO", "DENO_CERT")
+# Every variable exec sets (LATCHKEY_URL only when some route has no host:).
+EXEC_VARIABLES = PROXY_VARIABLES + NO_PROXY_VARIABLES + BUNDLE_VARIABLES + ("NODE_EXTRA_CA_CERTS", "NODE_USE_ENV_PROXY")
+
+PROXY_URL = re.compile(r"^http://latchkey:(?P<secret>[^@\s]+)@127\.0\.0\.1:(?P<port>\d+)$")
+LATCHKEY_URL = re.compile(r"^http://127\.0\.0\.1:(?P<port>\d+)$")
+_ENV_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+
+
+def ca_path(latchkey: Launcher) -> Path:
+    """Latchkey's local CA alone (NODE_EXTRA_CA_CERTS), in the test's state directory."""
+    return latchkey.workdir / "state" / "latchkey" / "ca" / "ca.pem"
+
+
+def bundle_path(latchkey: Launcher) -> Path:
+    """The system's roots plus Latchkey's CA (SSL_CERT_FILE and the like)."""
+    return latchkey.workdir / "state" / "latchkey" / "ca" / "bundle.pem"
+
+
+def with_listen(cfg: dict) -> dict:
+    """A copy of cfg whose listeners have an address: the configuration needs one, and exec
+    binds none of them (each gets a free loopback port, so a test can check that)."""
+    cfg = copy.deepcopy(cfg)
+    for listener in cfg.get("listeners", []):
+        listener.setdefault("listen", f"127.0.0.1:{free_port()}")
+    return cfg
+
+
+def exec_args(latchkey: Launcher, command: list, cfg: dict | None = None, flags: list | None = None) -> list:
+    """`exec [--config FILE] FLAGS -- COMMAND...`; cfg is written into the test's directory."""
+    args = ["exec"]
+    if cfg is not None:
+        args += ["--config", str(latchkey.write_config(with_listen(cfg)))]
+    return args + list(flags or []) + ["--", *[str(a) for a in command]]
+
+
+def run_exec(latchkey: Launcher, command: list, cfg: dict | None = None, flags: list | None = None,
+             env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Runs `latchkey exec` to the end; stdout and stderr as text."""
+    return latchkey.run(exec_args(latchkey, command, cfg, flags), timeout=timeout, env=env)
+
+
+def start_exec(latchkey: Launcher, command: list, cfg: dict | None = None, flags: list | None = None,
+               env: dict | None = None) -> LatchkeyProcess:
+    """Starts `latchkey exec` in the background, in a session of its own (so a signal the
+    test sends reaches exec alone, never the child directly); its output goes to the
+    process's log files. Wait for it with wait_exit()."""
+    p = latchkey.start(exec_args(latchkey, command, cfg, flags), env=env)
+    return p
+
+
+def parse_env(text: str) -> dict:
+    """`env` output (NAME=value a line) as a dict; asserts that no name comes twice."""
+    found: dict = {}
+    for line in text.splitlines():
+        m = _ENV_LINE.match(line)
+        if not m:
+            continue
+        assert m.group(1) not in found, f"{m.group(1)} appears twice in the environment:\n{text}"
+        found[m.group(1)] = m.group(2)
+    return found
+
+
+def wait_while_running(p: LatchkeyProcess, predicate, timeout: float = 30.0, what: str = "the child to get going"):
+    """Polls predicate while `latchkey exec` runs; fails at once, with its log, if exec exits
+    first or the time runs out. Returns predicate's value."""
+    found = wait_until(lambda: predicate() or not p.alive(), timeout)
+    value = predicate()
+    assert value, (f"waited for {what}, but latchkey exec "
+                   + (f"exited with {p.proc.returncode}" if not p.alive() else f"still had not after {timeout}s")
+                   + f"; log:\n{p.log_tail()}")
+    return value
