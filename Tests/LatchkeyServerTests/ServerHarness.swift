@@ -93,7 +93,7 @@ final class EchoServerHandler: ServerHandler {
         connectionEvents.append(event)
     }
 
-    func tlsHandshake(_ outcome: TLSHandshakeOutcome, on listener: ListenerInfo, peer: SocketAddress?) {
+    func tlsHandshake(_ outcome: TLSHandshakeOutcome, on listener: ListenerInfo, peer: SocketAddress?, tunnel: TargetAuthority?) {
         handshakes.append(outcome)
     }
 }

@@ -29,7 +29,7 @@ import Testing
     private func decide(_ admission: Admission, _ method: String, _ target: String, auth: String? = secret,
                         tunnel: TargetAuthority? = nil, fields: [(String, String)] = []) -> Admission.Decision {
         var head = HTTPFields()
-        head.append(name: "Host", value: "ignored.example")
+        if !fields.contains(where: { $0.0 == "Host" }) { head.append(name: "Host", value: "ignored.example") }
         if let auth { head.append(name: "Proxy-Authorization", value: "Basic " + Data("latchkey:\(auth)".utf8).base64EncodedString()) }
         for (name, value) in fields { head.append(name: name, value: value) }
         let credentials = [Config.proxyAuthSecretName(listener: "fwd"): Self.secret, "key": "k"]
@@ -38,8 +38,10 @@ import Testing
     }
 
     private func refusal(_ decision: Admission.Decision) -> (Int, String, String?)? {
-        guard case .refuse(let document, _) = decision else { return nil }
-        return (document.status, document.error, document.host)
+        switch decision {
+        case .refuse(let document, _), .challenge(let document, _): (document.status, document.error, document.host)
+        default: nil
+        }
     }
 
     private func forwarded(_ decision: Admission.Decision) -> (route: String, path: Substring, clientHost: String?)? {
@@ -90,8 +92,13 @@ import Testing
         // No Proxy-Authorization inside: the CONNECT carried it.
         let inside = try #require(forwarded(decide(admission, "GET", "/repos/a", auth: nil, tunnel: tunnel, fields: [("Host", "api.test")])))
         #expect(inside.route == "api" && inside.clientHost == "api.test")
+        // The tunnel names the host: a request inside it for another one is misdirected.
+        #expect(refusal(decide(admission, "GET", "/repos/a", auth: nil, tunnel: tunnel, fields: [("Host", "evil.example")]))?.0 == 421)
+        let onAnotherPort = TargetAuthority(host: "api.test", port: 8443)
+        #expect(forwarded(decide(admission, "GET", "/x", auth: nil, tunnel: onAnotherPort, fields: [("Host", "API.test:8443")]))?.clientHost
+            == "api.test:8443")
         let wild = TargetAuthority(host: "a.example.com", port: 443)
-        #expect(refusal(decide(admission, "GET", "/v2", auth: nil, tunnel: wild))?.1 == "no_route")
+        #expect(refusal(decide(admission, "GET", "/v2", auth: nil, tunnel: wild, fields: [("Host", "a.example.com")]))?.1 == "no_route")
         #expect(refusal(decide(admission, "GET", "http://api.test/x", auth: nil, tunnel: tunnel))?.0 == 400)
     }
 

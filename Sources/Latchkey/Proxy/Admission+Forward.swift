@@ -83,15 +83,20 @@ extension Admission {
     }
 
     /// A request inside an intercepted tunnel: routed by the CONNECT's host, which passed
-    /// the listener's checks when the tunnel opened.
+    /// the listener's checks when the tunnel opened. Its Host must name the same host
+    /// (RFC 9110 §15.5.20: 421 for a request sent to a connection that does not serve it);
+    /// the tunnel's authority is the client's host from then on.
     func decideInTunnel(_ request: ForwardRequest, tunnel: TargetAuthority, policy: ListenerPolicy) -> Decision {
         guard let target = RequestTarget(request.head.target) else {
             return refuse(400, "bad_request", "the request target must be an absolute path without dot-segments")
         }
+        if let host = request.head.fields["Host"], HostAuthority.split(host).host.lowercased() != tunnel.hostForURL {
+            return refuse(421, "misdirected_request", "the request's Host is not the host this tunnel was opened to")
+        }
         guard let route = routes.match(listener: request.listener, path: target.path, host: Substring(tunnel.host), requiringHost: true) else {
             return refuse(404, "no_route", "no route for \(tunnel.host) matches this request's path")
         }
-        let clientHost = request.head.fields["Host"] ?? (tunnel.port == 443 ? tunnel.hostForURL : tunnel.description)
+        let clientHost = tunnel.port == 443 ? tunnel.hostForURL : tunnel.description
         return decide(request, on: route, target: target, clientHost: clientHost, clientUsesTLS: true, policy: policy)
     }
 
