@@ -17,34 +17,63 @@ extension Config {
     public static func quickStart(
         listen: String?, upstream: String, headers: [String], bearerTokenFile: String?
     ) throws(ConfigErrors) -> Config {
-        var problems: [ConfigProblem] = []
-        func problem(_ flag: String, _ message: String, expected: String? = nil) {
-            problems.append(ConfigProblem(file: commandLineSource, path: flag, message: message, expected: expected))
-        }
-
+        var flags = QuickStartFlags(headers: headers, bearerTokenFile: bearerTokenFile)
         var address = ConfigValidator.defaultListen
         if let listen {
             switch ConfigSyntax.listenAddress(listen, baseDirectory: nil) {
             case .success(let parsed):
                 address = parsed
                 if !ConfigSyntax.isLocalOnly(parsed) {
-                    problem(
+                    flags.problem(
                         "--listen", "a listener on \(parsed) can be reached from other machines; "
                             + "use a config file with inbound.shared_secret or inbound.open: true",
                         expected: "a loopback address such as 127.0.0.1:8080, or unix:/path"
                     )
                 }
             case .failure(let failure):
-                problem("--listen", failure.message, expected: failure.expected)
+                flags.problem("--listen", failure.message, expected: failure.expected)
             }
         }
+        flags.checkUpstream(upstream)
+        try flags.throwProblems()
+        return Config(
+            listeners: [ListenerConfig(name: "main", address: address)],
+            routes: [RouteConfig(name: "default", upstream: UpstreamConfig(url: upstream), injections: flags.injections)],
+            credentials: flags.credentials
+        )
+    }
 
-        if case .failure(let failure) = ConfigSyntax.upstreamURL(upstream) {
-            problem("--upstream", failure.message, expected: failure.expected)
+    /// The configuration for `latchkey exec --host … --header … --bearer-token-file …`:
+    /// one route per host, `host-1`, `host-2`, …, each sending every request for its host
+    /// to `https://HOST` (or to `upstream`) with the headers attached; no listener (exec
+    /// makes its own, `forExec`).
+    public static func quickStart(hosts: [String], upstream: String?, headers: [String], bearerTokenFile: String?) throws(ConfigErrors) -> Config {
+        var flags = QuickStartFlags(headers: headers, bearerTokenFile: bearerTokenFile)
+        if let upstream { flags.checkUpstream(upstream) }
+        var routes: [RouteConfig] = []
+        for (index, text) in hosts.enumerated() {
+            switch ConfigSyntax.hostPattern(text, allowPort: false) {
+            case .success(let host) where !host.hasPrefix("["):
+                routes.append(RouteConfig(name: "host-\(index + 1)", host: host, upstream: UpstreamConfig(url: upstream ?? "https://\(host)"),
+                                          injections: flags.injections))
+            case .success, .failure:
+                flags.problem("--host #\(index + 1)", "not a host name", expected: "a host name such as api.example.com, without port or scheme")
+            }
         }
+        if hosts.isEmpty { flags.problem("--host", "no host given", expected: "--host api.example.com (repeatable)") }
+        try flags.throwProblems()
+        return Config(listeners: [], routes: routes, credentials: flags.credentials)
+    }
+}
 
-        var credentials: [String: SecretSource] = [:]
-        var injections: [Injection] = []
+/// The flags both quick starts share: the headers to attach, each a credential of its own
+/// (so that logs redact it), and the problems found in them.
+private struct QuickStartFlags {
+    private(set) var credentials: [String: SecretSource] = [:]
+    private(set) var injections: [Injection] = []
+    private var problems: [ConfigProblem] = []
+
+    init(headers: [String], bearerTokenFile: String?) {
         var injected: Set<String> = []
         for (index, header) in headers.enumerated() {
             let flag = "--header #\(index + 1)"
@@ -73,30 +102,36 @@ extension Config {
             injections.append(Injection(target: .header(name), source: .credential(credential), template: .token))
         }
 
-        if let bearerTokenFile {
-            if bearerTokenFile.isEmpty {
-                problem("--bearer-token-file", "empty path", expected: "the path of a file holding the token")
-            } else if !injected.insert("authorization").inserted {
-                problem("--bearer-token-file", "an Authorization header is also given with --header", expected: "one of the two")
-            } else {
-                do {
-                    _ = try SecretResolver.resolve(.file(bearerTokenFile), environment: [:])
-                } catch {
-                    problem("--bearer-token-file", error.message, expected: "a readable file holding the token")
-                }
-                credentials["bearer-token"] = .file(bearerTokenFile)
-                injections.append(Injection(
-                    target: .header("Authorization"), source: .credential("bearer-token"),
-                    template: CredentialTemplate(prefix: "Bearer ")
-                ))
+        guard let bearerTokenFile else { return }
+        if bearerTokenFile.isEmpty {
+            problem("--bearer-token-file", "empty path", expected: "the path of a file holding the token")
+        } else if !injected.insert("authorization").inserted {
+            problem("--bearer-token-file", "an Authorization header is also given with --header", expected: "one of the two")
+        } else {
+            do {
+                _ = try SecretResolver.resolve(.file(bearerTokenFile), environment: [:])
+            } catch {
+                problem("--bearer-token-file", error.message, expected: "a readable file holding the token")
             }
+            credentials["bearer-token"] = .file(bearerTokenFile)
+            injections.append(Injection(
+                target: .header("Authorization"), source: .credential("bearer-token"),
+                template: CredentialTemplate(prefix: "Bearer ")
+            ))
         }
+    }
 
+    mutating func problem(_ flag: String, _ message: String, expected: String? = nil) {
+        problems.append(ConfigProblem(file: Config.commandLineSource, path: flag, message: message, expected: expected))
+    }
+
+    mutating func checkUpstream(_ upstream: String) {
+        if case .failure(let failure) = ConfigSyntax.upstreamURL(upstream) {
+            problem("--upstream", failure.message, expected: failure.expected)
+        }
+    }
+
+    func throwProblems() throws(ConfigErrors) {
         guard problems.isEmpty else { throw ConfigErrors(problems) }
-        return Config(
-            listeners: [ListenerConfig(name: "main", address: address)],
-            routes: [RouteConfig(name: "default", upstream: UpstreamConfig(url: upstream), injections: injections)],
-            credentials: credentials
-        )
     }
 }

@@ -284,6 +284,24 @@ enum ConfigSyntax {
         return .success("*." + lowered)
     }
 
+    static let tunnelExpectation = "host names or *.domain patterns, e.g. [github.com, \"*.githubusercontent.com\"]"
+
+    /// One of a forward listener's `tunnel:` hosts: an exact name or `*.domain`, never a
+    /// pattern that covers every host or a whole top-level domain, since Latchkey is never
+    /// an open proxy. Returns it lower-cased.
+    static func tunnelPattern(_ text: String) -> Result<String, Failure> {
+        let trimmed = text.trimmingASCIIWhitespace()
+        if trimmed == "*" || trimmed == "*.*" {
+            return .failure(Failure("a tunnel to every host would make Latchkey an open proxy", expected: tunnelExpectation))
+        }
+        let pattern = hostOrWildcard(text, allowPort: false)
+        if case .success(let wildcard) = pattern, wildcard.hasPrefix("*."), !wildcard.dropFirst(2).contains(".") {
+            return .failure(Failure("\(wildcard) covers a whole top-level domain, which would make Latchkey an open proxy for it",
+                                    expected: tunnelExpectation))
+        }
+        return pattern.mapError { Failure($0.message, expected: tunnelExpectation) }
+    }
+
     private static func isIPv4Literal(_ text: Substring) -> Bool {
         text.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
     }

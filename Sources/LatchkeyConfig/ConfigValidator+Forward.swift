@@ -1,6 +1,5 @@
 extension ConfigValidator {
     static let modeExpectation = "reverse (the default: clients address the proxy) or forward (an HTTP proxy for HTTP_PROXY/HTTPS_PROXY clients)"
-    static let tunnelExpectation = "host names or *.domain patterns, e.g. [github.com, \"*.githubusercontent.com\"]"
     static let forwardInboundChecks = "inbound.proxy_auth (Proxy-Authorization), inbound.shared_secret or inbound.open: true"
 
     /// `listeners[].mode`: reverse unless it says forward.
@@ -57,26 +56,14 @@ extension ConfigValidator {
             return []
         }
         if nodes.isEmpty {
-            diagnostics.error(path, "empty list", expected: Self.tunnelExpectation + "; omit the key to refuse every host no route names")
+            diagnostics.error(path, "empty list", expected: ConfigSyntax.tunnelExpectation + "; omit the key to refuse every host no route names")
         }
         var patterns: [HostPattern] = []
         for (index, node) in nodes.enumerated() {
             guard let host = node.string() else { continue }
-            let trimmed = host.trimmingASCIIWhitespace()
-            if trimmed == "*" || trimmed == "*.*" {
-                diagnostics.error(path[index], "a tunnel to every host would make Latchkey an open proxy", expected: Self.tunnelExpectation)
-                continue
-            }
-            switch ConfigSyntax.hostOrWildcard(host, allowPort: false) {
-            case .success(let pattern):
-                if pattern.hasPrefix("*."), !pattern.dropFirst(2).contains(".") {
-                    diagnostics.error(path[index], "\(pattern) covers a whole top-level domain, which would make Latchkey an open proxy for it",
-                                      expected: Self.tunnelExpectation)
-                } else {
-                    patterns.append(HostPattern(pattern))
-                }
-            case .failure(let failure):
-                diagnostics.error(path[index], failure.message, expected: Self.tunnelExpectation)
+            switch ConfigSyntax.tunnelPattern(host) {
+            case .success(let pattern): patterns.append(HostPattern(pattern))
+            case .failure(let failure): diagnostics.error(path[index], failure.message, expected: failure.expected)
             }
         }
         return patterns

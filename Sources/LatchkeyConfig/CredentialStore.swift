@@ -236,6 +236,14 @@ extension Config {
         "proxy-auth:" + listener
     }
 
+    /// The environment variables this configuration reads secrets from (`env:` sources):
+    /// what a program Latchkey starts must not inherit.
+    public var secretEnvironmentVariables: Set<String> {
+        Set(secretEntries.compactMap { entry in
+            if case .environment(let name) = entry.source { name } else { nil }
+        })
+    }
+
     /// Every secret this configuration needs: its credentials, its identities' secrets, then
     /// its listeners' inbound shared secrets and proxy passwords.
     public var secretEntries: [SecretEntry] {

@@ -12,9 +12,11 @@ public enum ProcessSignals {
     public static let reload: Int32 = SIGHUP
 
     /// Call first thing in main, before any thread exists: threads inherit the mask.
-    public static func prepare() {
+    /// `also`: more signals read from a signalfd (`exec` waits for SIGCHLD).
+    public static func prepare(also extra: [Int32] = []) {
         signal(SIGPIPE, SIG_IGN)
-        _ = termination.withUnsafeBufferPointer { lk_block_signals($0.baseAddress, Int32($0.count)) }
+        let blocked = termination + extra
+        _ = blocked.withUnsafeBufferPointer { lk_block_signals($0.baseAddress, Int32($0.count)) }
     }
 
     /// Blocks the calling thread (never a loop, never the cooperative pool) until one of

@@ -23,10 +23,33 @@ public final class SignalReader {
 
     /// Blocks until one of the signals arrives, and returns it.
     public func next() throws(SystemError) -> Int32 {
+        try nextSignal().number
+    }
+
+    /// Blocks until one of the signals arrives, and returns it with who sent it.
+    public func nextSignal() throws(SystemError) -> ReceivedSignal {
         var info = signalfd_siginfo()
         while true {
             let count = try systemCall("read(signalfd)") { read(fd, &info, MemoryLayout<signalfd_siginfo>.size) }
-            if count == MemoryLayout<signalfd_siginfo>.size { return Int32(info.ssi_signo) }
+            if count == MemoryLayout<signalfd_siginfo>.size {
+                return ReceivedSignal(number: Int32(info.ssi_signo), fromKernel: info.ssi_code == Self.siKernel)
+            }
         }
+    }
+
+    /// SI_KERNEL (not imported): the signal's `si_code` when the kernel sent it, as a
+    /// terminal's Ctrl-C and hang-up are.
+    static let siKernel: Int32 = 0x80
+}
+
+public struct ReceivedSignal: Sendable, Equatable {
+    public let number: Int32
+    /// Sent by the kernel (a terminal's Ctrl-C or hang-up, to the whole foreground process
+    /// group), not by a process with kill(2).
+    public let fromKernel: Bool
+
+    public init(number: Int32, fromKernel: Bool) {
+        self.number = number
+        self.fromKernel = fromKernel
     }
 }

@@ -8,6 +8,6 @@ struct LatchkeyCommand: ParsableCommand {
         abstract: "A local HTTP proxy that attaches credentials to requests.",
         version: "latchkey \(LatchkeyVersion.current)",
         subcommands: [ServeCommand.self, CheckCommand.self, LoginCommand.self, LoginLinkCommand.self, LogoutCommand.self, StatusCommand.self,
-                       TokenCommand.self, UseCommand.self, CACommand.self]
+                       TokenCommand.self, UseCommand.self, CACommand.self, ExecCommand.self]
     )
 }

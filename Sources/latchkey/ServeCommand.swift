@@ -1,5 +1,4 @@
 import ArgumentParser
-import CoreMetrics
 import Latchkey
 import LatchkeyConfig
 import LatchkeyLogging
@@ -68,35 +67,8 @@ struct ServeCommand: ParsableCommand {
 
         let sink = config.logging.bootstrap()
         let logger = Logger(label: "latchkey")
-        // Like logging, bootstrapped here only: whatever records through swift-metrics lands
-        // in the one registry that /.latchkey/metrics renders.
-        let metrics = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())
-        MetricsSystem.bootstrap(metrics)
-
-        let credentials: CredentialStore
-        do {
-            credentials = try CredentialStore(config: config, sourceName: self.config ?? "command line", logger: Logger(label: "latchkey.credentials"))
-        } catch {
-            throw CommandFailure(error.description)
-        }
-        sink.redact(credentials)
-
-        let runtime: ProxyRuntime
-        do {
-            // Before listening: a store others can read or a wrong key stops the start here.
-            let tokenStore = try makeTokenStore(config: config)
-            // Only where `latchkey use` has a choice to make: a configuration without one
-            // (the quick start) creates no store directory.
-            let choices = config.hasIdentityChoices ? try openRouteIdentityFile(config: config) : nil
-            runtime = try ProxyRuntime(config: config, credentials: credentials, logger: logger, sink: sink, tokenStore: tokenStore,
-                                       routeIdentities: choices, metrics: metrics)
-        } catch {
-            throw CommandFailure("\(error)")
-        }
-        for (listener, info) in zip(config.listeners, runtime.listeners) {
-            logger.info("listening", metadata: ["listener": .string(listener.name), "address": .string(info.boundAddress.description)])
-        }
-        logger.info("ready", metadata: ["loops": .stringConvertible(config.server.resolvedLoops), "routes": .stringConvertible(config.routes.count)])
+        let launch = try ProxyLaunch(config: config, source: self.config ?? Config.commandLineSource, sink: sink, logger: logger)
+        let runtime = launch.runtime, metrics = launch.metrics
 
         let reloader = self.config.map { ConfigReloader(path: $0, runtime: runtime, logger: logger, metrics: metrics, adjust: flags) }
         let signals = try SignalReader(ProcessSignals.termination)
