@@ -78,6 +78,8 @@ struct ExecCommand: ParsableCommand {
 
     func run() throws {
         ProcessSignals.prepare(also: [ExecSupervision.childEnded])
+        // What the command may inherit: what exec itself was given, nothing it opens.
+        let inherited = OpenDescriptors.current()
         initializeCurlGlobally()
 
         let loaded = try loadConfig()
@@ -105,6 +107,7 @@ struct ExecCommand: ParsableCommand {
                                      reverseURL: runtime.listeners.dropFirst().first.map { "http://\($0.boundAddress)" },
                                      bundlePath: bundlePath, caPath: caPath, withheld: withheld)
         let status: ExitStatus
+        inherited.closeOnExecAllButThese()
         do {
             let process = try ChildProcess(command, environment: child.variables(inheriting: environment),
                                            defaultSignals: [SIGPIPE] + ProcessSignals.termination + [ExecSupervision.childEnded])
@@ -132,8 +135,14 @@ struct ExecCommand: ParsableCommand {
     }
 
     /// The CA the intercepted tunnels' certificates come from, made if there is none, and
-    /// the bundle of the system's roots with it.
+    /// the bundle of the system's roots with it: the roots of the parent's SSL_CERT_FILE
+    /// when it names a file that can be read (the roots it chose), else the system's.
     private func trust(config: Config, environment: [String: String]) throws -> (ca: String, bundle: String) {
+        var environment = environment
+        if let roots = environment["SSL_CERT_FILE"], !FileSystem.isReadable(roots) {
+            say("warning: SSL_CERT_FILE names \(roots), which cannot be read: the command trusts the system's roots and Latchkey's CA")
+            environment["SSL_CERT_FILE"] = nil
+        }
         do throws(LocalCAError) {
             let ca = try LocalCA.open(config: config, environment: environment, now: Date())
             let store = if let own = ca.store { own } else { try LocalCA.store(config: config, environment: environment) }

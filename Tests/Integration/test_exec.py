@@ -49,7 +49,7 @@ def echoed_header(stub_answer: dict, name: str):
 # ----- real clients as the child ------------------------------------------------------------------
 
 def test_curl_in_the_child_gets_the_routes_credential(latchkey, api):
-    done = run_exec(latchkey, ["curl", "-sS", f"https://{HOST}/repos/x?page=2"], cfg=forward_config(api))
+    done = run_exec(latchkey, ["curl", "-sS", f"https://{HOST}/repos/x?page=2"], cfg=forward_config(api), flags=["--access-log"])
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)  # stdout is the child's alone: exec logs to stderr
     assert seen["path"] == "/repos/x?page=2"
