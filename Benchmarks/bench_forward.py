@@ -15,8 +15,17 @@ attaches their credential.
 
 All three send the GET to bench.py's upstream (plain HTTP, nginx on core 1). The clients
 `CONNECT api.test:443` with `Proxy-Authorization: Basic`, then speak TLS 1.3 with SNI
-api.test, trusting only that proxy's CA, and send kept-alive GETs of the 100-byte JSON on
-each tunnel; the reverse route gets the same GETs in plain HTTP. The load generator is
+api.test, trusting only that proxy's CA, and GET the 100-byte JSON; the reverse route gets
+the same GETs in plain HTTP. Two runs:
+
+  kept-alive tunnels  --forward-connections tunnels (32), many GETs on each: requests/s,
+                      p50/p99, the proxy's CPU µs per request.
+  a new tunnel per GET  16 connections, each GET on a tunnel of its own (CONNECT, a full
+                      handshake, the GET, close), as a script running curl once per call
+                      does: tunnels/s and the proxy's CPU µs per tunnel (for the reverse
+                      route, a new TCP connection per GET).
+
+The load generator is
 Benchmarks/tunnel_load.c (wrk cannot CONNECT), compiled here with gcc against libssl:
 one thread per connection, every tunnel opened (CONNECT, handshake, warm-up GETs) before
 the measured span, so that the proxy's CPU time over it (utime+stime from /proc, as for
@@ -40,6 +49,7 @@ PROXY_USER = "latchkey"
 CALLGRIND_REQUESTS = 2000
 CALLGRIND_ROUNDS = 2
 CALLGRIND_ROUTES = ("tunnel", "reverse")
+FRESH_CONNECTIONS = 16
 
 
 class ForwardScenarios:
@@ -221,11 +231,16 @@ routes:
         log("bench: forward: every target serves the file through its tunnel (or route) and injects the credential")
 
     # ---- rounds ----------------------------------------------------------------------------
-    def forward_run(self, name, seconds):
+    def forward_runs(self):
+        """(results key, title, connections, extra tunnel_load arguments), in table order."""
+        return (("forward", "kept-alive tunnels", self.args.forward_connections, []),
+                ("forward_new", "a new tunnel per GET", FRESH_CONNECTIONS, ["--fresh"]))
+
+    def forward_run(self, name, seconds, connections, extra=()):
         t = self.forward_targets[name]
         pids = [t["pid"], self.upstream_pid]
         before, after = {}, {}
-        r = self.drive(self.load_argv(t, self.args.forward_connections) + ["--duration", str(seconds)],
+        r = self.drive(self.load_argv(t, connections) + ["--duration", str(seconds), *extra],
                        lambda: before.update({p: cpu_seconds(p) for p in pids}),
                        lambda: after.update({p: cpu_seconds(p) for p in pids}), run_timeout=seconds + 60)
         secs = r["duration_us"] / 1e6
@@ -241,14 +256,15 @@ routes:
         names = list(self.forward_targets)
         log(f"bench: forward: warm-up ({a.warmup}s per target)")
         for name in names:
-            self.forward_run(name, a.warmup)
+            self.forward_run(name, a.warmup, a.forward_connections)
         for rnd in range(a.rounds):
-            for name in names[rnd % len(names):] + names[:rnd % len(names)]:
-                r = self.forward_run(name, a.duration)
-                self.results.setdefault(("forward", name), []).append(r)
-                log(f"bench: round {rnd + 1}/{a.rounds} forward {name:16} {r['rps']:9.0f} req/s "
-                    f"p50 {r['p50_ms']:6.2f} p99 {r['p99_ms']:6.2f} ms cpu {r['proxy_cpu_us']:.1f} µs/req "
-                    f"errors {r['errors']} reconnects {r['reconnects']}")
+            for key, title, connections, extra in self.forward_runs():
+                for name in names[rnd % len(names):] + names[:rnd % len(names)]:
+                    r = self.forward_run(name, a.duration, connections, extra)
+                    self.results.setdefault((key, name), []).append(r)
+                    log(f"bench: round {rnd + 1}/{a.rounds} {key:11} {name:16} {r['rps']:9.0f}/s "
+                        f"p50 {r['p50_ms']:6.2f} p99 {r['p99_ms']:6.2f} ms cpu {r['proxy_cpu_us']:.1f} µs "
+                        f"errors {r['errors']} reconnects {r['reconnects']}")
 
     # ---- callgrind ---------------------------------------------------------------------------
     def callgrind_forward(self):
@@ -297,40 +313,48 @@ routes:
 
     # ---- report ------------------------------------------------------------------------------
     def forward_tables(self):
-        names = [n for n in getattr(self, "forward_targets", {}) if ("forward", n) in self.results]
-        if not names:
+        targets = getattr(self, "forward_targets", {})
+        if not any(("forward", n) in self.results for n in targets):
             return []
-        med = lambda name, field: statistics.median(r[field] for r in self.results[("forward", name)])
+        med = lambda key, name, field: statistics.median(r[field] for r in self.results[(key, name)])
         ins = {route: statistics.median(r["instructions"] for r in self.results[("callgrind-forward", route)])
                for route in CALLGRIND_ROUTES if ("callgrind-forward", route) in self.results}
         route_of = {"latchkey-tunnel": "tunnel", "latchkey-reverse": "reverse"}
-        notes = []
-        c = self.args.forward_connections
-        out = [f"### Forward proxy: small GETs through intercepted CONNECT tunnels, {c} tunnels "
-               "(the reverse route: {c} plain connections)".replace("{c}", str(c)), "",
-               "| target | requests/s | p50 ms | p99 ms | proxy CPU µs/request | proxy core busy | "
-               "upstream CPU µs/request | instructions/request | errors |",
-               "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-        for name in names:
-            errors = sum(r["errors"] for r in self.results[("forward", name)])
-            reconnects = sum(r["reconnects"] for r in self.results[("forward", name)])
-            if reconnects:
-                notes.append(f"{name}: {reconnects} connections closed by the proxy after an answer and opened again "
-                             "(their handshakes inside the measured span)")
-            count = ins.get(route_of.get(name))
-            out.append(f"| {name} | {med(name, 'rps'):,.0f} | {med(name, 'p50_ms'):.2f} | {med(name, 'p99_ms'):.2f} | "
-                       f"{med(name, 'proxy_cpu_us'):.1f} | {med(name, 'proxy_cpu_util'):.0%} | "
-                       f"{med(name, 'upstream_cpu_us'):.1f} | {f'{count:,.0f}' if count else '—'} | {errors} |")
-        out += [""] + [n + "." for n in notes] + ([""] if notes else [])
-        if {"latchkey-tunnel", "latchkey-reverse"} <= set(names):
-            t, r = med("latchkey-tunnel", "proxy_cpu_us"), med("latchkey-reverse", "proxy_cpu_us")
-            line = f"Latchkey, tunnel ÷ reverse: CPU per request {t / r:.2f}×"
-            if "mitmproxy" in names:
-                m = med("mitmproxy", "proxy_cpu_us")
-                line += f"; mitmproxy ÷ Latchkey tunnel: {m / t:.1f}× the CPU per request"
-            if len(ins) == 2:
-                line += (f"; instructions per request under callgrind (median of {CALLGRIND_ROUNDS} rounds of "
-                         f"{CALLGRIND_REQUESTS:,} sequential GETs on one connection): tunnel {ins['tunnel']:,.0f}, "
-                         f"reverse {ins['reverse']:,.0f} ({ins['tunnel'] / ins['reverse']:.2f}×)")
-            out += [line + ".", ""]
+        out = []
+        for key, title, connections, _ in self.forward_runs():
+            names = [n for n in targets if (key, n) in self.results]
+            if not names:
+                continue
+            fresh = key == "forward_new"
+            unit = "tunnel" if fresh else "request"
+            out += [f"### Forward proxy, {title}: 100-byte JSON, {connections} "
+                    + ("connections (a CONNECT and a full TLS handshake per GET; the reverse route: a new "
+                       "TCP connection per GET)" if fresh else "tunnels (the reverse route: as many kept-alive connections)"),
+                    "",
+                    f"| target | {unit}s/s | p50 ms | p99 ms | proxy CPU µs/{unit} | proxy core busy | "
+                    f"upstream CPU µs/request |{'' if fresh else ' instructions/request |'} errors |",
+                    "| --- | ---: | ---: | ---: | ---: | ---: | ---: |" + ("" if fresh else " ---: |") + " ---: |"]
+            notes = []
+            for name in names:
+                errors = sum(r["errors"] for r in self.results[(key, name)])
+                reconnects = sum(r["reconnects"] for r in self.results[(key, name)])
+                if reconnects:
+                    notes.append(f"{name}: {reconnects} connections closed by the proxy after an answer and opened "
+                                 "again (their handshakes inside the measured span)")
+                count = ins.get(route_of.get(name))
+                out.append(f"| {name} | {med(key, name, 'rps'):,.0f} | {med(key, name, 'p50_ms'):.2f} | "
+                           f"{med(key, name, 'p99_ms'):.2f} | {med(key, name, 'proxy_cpu_us'):.1f} | "
+                           f"{med(key, name, 'proxy_cpu_util'):.0%} | {med(key, name, 'upstream_cpu_us'):.1f} |"
+                           + ("" if fresh else f" {f'{count:,.0f}' if count else '—'} |") + f" {errors} |")
+            out += [""] + [n + "." for n in notes] + ([""] if notes else [])
+            if {"latchkey-tunnel", "latchkey-reverse"} <= set(names):
+                t, r = med(key, "latchkey-tunnel", "proxy_cpu_us"), med(key, "latchkey-reverse", "proxy_cpu_us")
+                line = f"Latchkey, tunnel ÷ reverse: CPU per {unit} {t / r:.2f}×"
+                if "mitmproxy" in names:
+                    line += f"; mitmproxy ÷ Latchkey tunnel: {med(key, 'mitmproxy', 'proxy_cpu_us') / t:.1f}×"
+                if not fresh and len(ins) == 2:
+                    line += (f"; instructions per request under callgrind (median of {CALLGRIND_ROUNDS} rounds of "
+                             f"{CALLGRIND_REQUESTS:,} sequential GETs on one connection): tunnel {ins['tunnel']:,.0f}, "
+                             f"reverse {ins['reverse']:,.0f} ({ins['tunnel'] / ins['reverse']:.2f}×)")
+                out += [line + ".", ""]
         return out

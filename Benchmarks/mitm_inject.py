@@ -30,6 +30,13 @@ class InjectBearer:
             u = urlsplit(ctx.options.inject_upstream)
             self.upstream = (u.scheme, u.hostname, u.port or (443 if u.scheme == "https" else 80))
 
+    def http_connect(self, flow: http.HTTPFlow) -> None:
+        # Where the tunnel leads, instead of the host the client named: mitmproxy would
+        # otherwise look that name up (getaddrinfo) for every tunnel, lazy connection
+        # strategy or not, and api.test is in no DNS.
+        if self.upstream:
+            flow.request.host, flow.request.port = self.upstream[1], self.upstream[2]
+
     def request(self, flow: http.HTTPFlow) -> None:
         if self.upstream:
             flow.request.scheme, flow.request.host, flow.request.port = self.upstream

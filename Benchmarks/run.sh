@@ -15,9 +15,10 @@
 # forward: small GETs through intercepted CONNECT tunnels: mitmproxy (Debian's, installed
 #      when this scenario is asked for, with Benchmarks/mitm_inject.py attaching the token)
 #      vs Latchkey's forward listener, and Latchkey's reverse route as the baseline; the load
-#      is Benchmarks/tunnel_load.c (gcc, libssl), --forward-connections N (32) tunnels.
-#      requests/s, p50/p99, CPU per request; with --callgrind, Latchkey's instructions per
-#      request through the tunnel and the reverse route. As RESULTS.md has it (3 minutes):
+#      is Benchmarks/tunnel_load.c (gcc, libssl): GETs on --forward-connections N (32)
+#      kept-alive tunnels (requests/s, p50/p99, CPU per request), then a new tunnel per GET
+#      (tunnels/s, CPU per tunnel); with --callgrind, Latchkey's instructions per request
+#      through a tunnel and the reverse route. As RESULTS.md has it (4 minutes):
 #        bash Benchmarks/run.sh --scenarios forward --targets latchkey --callgrind --no-write
 # The OAuth engine's scenarios (Latchkey only, tokens from Benchmarks/token_endpoint.py):
 #   auth   static-credential route vs OAuth identity route with a valid token, under wrk

@@ -15,6 +15,10 @@
  * and keeps the connections open until stdin ends, so that the caller reads the CPU time
  * (or dumps callgrind's counters) before any connection closes.
  *
+ * With --fresh, every request has a connection of its own instead: opened (CONNECT and a
+ * full TLS handshake, no session resumed), one GET, closed (close_notify, then close),
+ * its latency counted from the connect; nothing is held open between the phases.
+ *
  * A response is framed by Content-Length or chunked encoding and must be 200 with
  * --expect-bytes of body when given. A connection the server closes, or a failed request,
  * counts an error (a close after a `Connection: close` answer counts a reconnect instead);
@@ -53,6 +57,7 @@ static struct {
     long requests;        /* per connection, instead of a duration */
     long warmup_requests; /* per connection, before the barrier */
     long expect_bytes;    /* -1: any */
+    int fresh;            /* a connection per request */
 } opt = {.path = "/small.json", .connections = 16, .duration = 10, .warmup_requests = 10, .expect_bytes = -1};
 
 static SSL_CTX *ssl_ctx;
@@ -90,6 +95,7 @@ static double now_seconds(void) {
 
 static void conn_close(struct conn *c) {
     if (c->ssl) {
+        SSL_shutdown(c->ssl); /* sends close_notify; the peer's is not awaited */
         SSL_free(c->ssl);
         c->ssl = NULL;
     }
@@ -320,10 +326,41 @@ static int one_request(struct conn *c, struct worker *w, int measured) {
     return closing;
 }
 
+/* --fresh: open, one GET, close; 0 or -1. */
+static int fresh_request(struct conn *c, struct worker *w, int measured) {
+    double t0 = now_seconds();
+    if (conn_open(c, w->error, sizeof w->error) < 0) return -1;
+    int r = one_request(c, w, 0);
+    conn_close(c);
+    if (r < 0) return -1;
+    if (measured) {
+        w->requests++;
+        record(w, now_seconds() - t0);
+    }
+    return 0;
+}
+
 static void *run_worker(void *arg) {
     struct worker *w = arg;
     struct conn *c = calloc(1, sizeof *c);
     c->fd = -1;
+    if (opt.fresh) {
+        int ok = 1;
+        for (long i = 0; ok && i < opt.warmup_requests; i++) ok = fresh_request(c, w, 0) == 0;
+        if (!ok) atomic_fetch_add(&setup_failures, 1);
+        pthread_barrier_wait(&ready_barrier);
+        pthread_barrier_wait(&go_barrier);
+        for (long i = 0; ok && !atomic_load(&setup_failures)
+                         && (opt.requests ? i < opt.requests : !atomic_load_explicit(&stop_flag, memory_order_relaxed));
+             i++) {
+            if (fresh_request(c, w, 1) < 0) {
+                w->errors++;
+                if (opt.requests) break;
+                usleep(10000);
+            }
+        }
+        return c;
+    }
     int ok = conn_open(c, w->error, sizeof w->error) == 0;
     for (long i = 0; ok && i < opt.warmup_requests; i++) {
         int r = one_request(c, w, 0);
@@ -365,7 +402,7 @@ static void usage(void) {
     fprintf(stderr,
             "usage: tunnel_load --port PORT [--connect HOST:PORT --proxy-auth USER:PASS --cafile CA --sni NAME]\n"
             "                   [--host HOST] [--path PATH] [--connections N] [--duration S | --requests N]\n"
-            "                   [--warmup-requests N] [--expect-bytes N]\n");
+            "                   [--warmup-requests N] [--expect-bytes N] [--fresh]\n");
     exit(2);
 }
 
@@ -394,6 +431,7 @@ int main(int argc, char **argv) {
         {"path", required_argument, 0, 'P'},       {"connections", required_argument, 0, 'n'},
         {"duration", required_argument, 0, 'd'},   {"requests", required_argument, 0, 'r'},
         {"warmup-requests", required_argument, 0, 'w'}, {"expect-bytes", required_argument, 0, 'e'},
+        {"fresh", no_argument, 0, 'f'},
         {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -410,6 +448,7 @@ int main(int argc, char **argv) {
         case 'r': opt.requests = atol(optarg); break;
         case 'w': opt.warmup_requests = atol(optarg); break;
         case 'e': opt.expect_bytes = atol(optarg); break;
+        case 'f': opt.fresh = 1; break;
         default: usage();
         }
     }
