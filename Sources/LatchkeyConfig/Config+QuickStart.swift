@@ -17,7 +17,7 @@ extension Config {
     public static func quickStart(
         listen: String?, upstream: String, headers: [String], bearerTokenFile: String?
     ) throws(ConfigErrors) -> Config {
-        var flags = QuickStartFlags(headers: headers, bearerTokenFile: bearerTokenFile)
+        var flags = QuickStartFlags()
         var address = ConfigValidator.defaultListen
         if let listen {
             switch ConfigSyntax.listenAddress(listen, baseDirectory: nil) {
@@ -35,6 +35,7 @@ extension Config {
             }
         }
         flags.checkUpstream(upstream)
+        flags.attach(headers: headers, bearerTokenFile: bearerTokenFile)
         try flags.throwProblems()
         return Config(
             listeners: [ListenerConfig(name: "main", address: address)],
@@ -48,8 +49,9 @@ extension Config {
     /// to `https://HOST` (or to `upstream`) with the headers attached; no listener (exec
     /// makes its own, `forExec`).
     public static func quickStart(hosts: [String], upstream: String?, headers: [String], bearerTokenFile: String?) throws(ConfigErrors) -> Config {
-        var flags = QuickStartFlags(headers: headers, bearerTokenFile: bearerTokenFile)
+        var flags = QuickStartFlags()
         if let upstream { flags.checkUpstream(upstream) }
+        flags.attach(headers: headers, bearerTokenFile: bearerTokenFile)
         var routes: [RouteConfig] = []
         for (index, text) in hosts.enumerated() {
             switch ConfigSyntax.hostPattern(text, allowPort: false) {
@@ -73,7 +75,9 @@ private struct QuickStartFlags {
     private(set) var injections: [Injection] = []
     private var problems: [ConfigProblem] = []
 
-    init(headers: [String], bearerTokenFile: String?) {
+    /// `headers` (`Name: value` each) and the bearer token file become credentials and
+    /// their injections.
+    mutating func attach(headers: [String], bearerTokenFile: String?) {
         var injected: Set<String> = []
         for (index, header) in headers.enumerated() {
             let flag = "--header #\(index + 1)"

@@ -101,6 +101,13 @@ public struct ListenerConfig: Sendable, Equatable {
     }
 }
 
+extension Config {
+    /// Whether a forward listener passes some hosts through (`tunnel:`).
+    public var hasTunnelHosts: Bool {
+        listeners.contains { $0.mode == .forward && !$0.tunnel.isEmpty }
+    }
+}
+
 /// What kind of proxy a listener is (`listeners[].mode`).
 public enum ListenerMode: String, Sendable, Equatable, CaseIterable {
     /// Clients address the proxy itself; routes map its paths to upstreams.

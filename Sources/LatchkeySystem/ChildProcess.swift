@@ -8,7 +8,7 @@ import LatchkeyLoop
 public final class ChildProcess {
     public let pid: pid_t
     /// Set once `reap` has seen it end; the pid may then belong to another process.
-    public private(set) var status: ExitStatus?
+    public private(set) var status: ProgramExit?
 
     /// `command`, found on PATH, with `environment` as its whole environment (ProcessSpawn).
     public init(_ command: [String], environment: [String: String], defaultSignals: [Int32]) throws(SystemError) {
@@ -16,12 +16,12 @@ public final class ChildProcess {
     }
 
     /// waitpid(2) without blocking: the status once the program has ended, nil while it runs.
-    public func reap() throws(SystemError) -> ExitStatus? {
+    public func reap() throws(SystemError) -> ProgramExit? {
         if let status { return status }
         var raw: Int32 = 0
         let reaped = try systemCall("waitpid") { waitpid(pid, &raw, WNOHANG) }
         guard reaped == pid else { return nil }
-        status = ExitStatus(waitStatus: raw)
+        status = ProgramExit(waitStatus: raw)
         return status
     }
 
@@ -39,7 +39,7 @@ public final class ChildProcess {
 }
 
 /// How a program ended, as a shell reports it.
-public enum ExitStatus: Sendable, Equatable {
+public enum ProgramExit: Sendable, Equatable {
     case exited(Int32)
     case signaled(Int32)
 

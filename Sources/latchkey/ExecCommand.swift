@@ -106,7 +106,7 @@ struct ExecCommand: ParsableCommand {
         let child = ChildEnvironment(proxyURL: "http://latchkey:\(secret)@\(runtime.listeners[0].boundAddress)",
                                      reverseURL: runtime.listeners.dropFirst().first.map { "http://\($0.boundAddress)" },
                                      bundlePath: bundlePath, caPath: caPath, withheld: withheld)
-        let status: ExitStatus
+        let status: ProgramExit
         inherited.closeOnExecAllButThese()
         do {
             let process = try ChildProcess(command, environment: child.variables(inheriting: environment),
@@ -121,7 +121,7 @@ struct ExecCommand: ParsableCommand {
     }
 
     /// Passes signals on until the command ends.
-    private func wait(for process: ChildProcess) throws -> ExitStatus {
+    private func wait(for process: ChildProcess) throws -> ProgramExit {
         let signals = try SignalReader(ProcessSignals.termination + [ExecSupervision.childEnded])
         // A command that ended before the reader existed left its SIGCHLD pending: read now.
         while true {

@@ -57,10 +57,11 @@ public struct ChildEnvironment: Sendable {
     }
 
     /// The child's environment: `parent`'s, without what exec sets (in any case: a
-    /// parent's `Https_Proxy` would be a second proxy to some programs) and without the
-    /// withheld names, then exec's settings.
+    /// parent's `Https_Proxy` would be a second proxy to some programs; and a parent's
+    /// LATCHKEY_URL even when exec has none to give) and without the withheld names, then
+    /// exec's settings.
     public func variables(inheriting parent: [String: String]) -> [String: String] {
-        let replaced = Set(settings.map { $0.name.uppercased() })
+        let replaced = Set(settings.map { $0.name.uppercased() } + [Self.urlVariable])
         var variables = parent.filter { name, _ in !replaced.contains(name.uppercased()) && !withheld.contains(name) }
         for (name, value) in settings { variables[name] = value }
         return variables

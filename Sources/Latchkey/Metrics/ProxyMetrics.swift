@@ -34,7 +34,7 @@ struct ProxyMetrics: Sendable {
     init(config: Config, factory: any MetricsFactory) {
         routes = config.routes.map { route in
             RouteMetrics(route: route.name, renewsTokens: route.identity != nil, factory: factory)
-        }
+        } + (config.hasTunnelHosts ? [RouteMetrics(route: RouteTable.passthroughName, renewsTokens: false, factory: factory)] : [])
         openConnections = config.listeners.map { listener in
             Meter(label: "latchkey_open_connections", dimensions: [("listener", listener.name)], factory: factory)
         }

@@ -75,8 +75,9 @@ extension Admission {
                 let clientHost = authority.port == scheme.defaultPort ? authority.hostForURL : authority.description
                 return decide(request, on: route, target: origin, clientHost: clientHost, clientUsesTLS: false, policy: policy)
             }
-            if forward.tunnels(authority.host) {
-                return refuse(501, "not_implemented", "plain requests to tunnel hosts are being built")
+            if forward.tunnels(authority.host), let route = routes.passthrough(scheme: scheme, to: authority) {
+                let clientHost = authority.port == scheme.defaultPort ? authority.hostForURL : authority.description
+                return decide(request, on: route, target: origin, clientHost: clientHost, clientUsesTLS: false, policy: policy)
             }
             return Self.hostRefused(authority)
         }

@@ -1,5 +1,6 @@
 import LatchkeyAuth
 import LatchkeyConfig
+import LatchkeyHTTP
 import LatchkeyUpstream
 
 /// The routes of one configuration, compiled once and shared read-only by every loop.
@@ -15,6 +16,13 @@ struct RouteTable: Sendable {
     /// The routes that may inject more than one identity, by name: where `latchkey use`
     /// has a choice to make.
     let selectable: [String: RouteIdentities]
+    /// The metrics index of the requests a forward listener passes to its `tunnel:` hosts,
+    /// after the configured routes'; nil when no listener has any.
+    let passthroughIndex: Int?
+
+    /// The name those requests carry in the access log and the metrics: not a route name
+    /// the configuration can give (RouteConfig names take no parentheses).
+    static let passthroughName = "(tunnel)"
 
     /// `identities`: the running identities by name, which routes inject.
     init(config: Config, identities: [String: Identity] = [:]) {
@@ -28,6 +36,20 @@ struct RouteTable: Sendable {
         selectable = Dictionary(uniqueKeysWithValues: routes.compactMap { route in
             route.identities.flatMap { $0.allowed.count > 1 ? (route.name, $0) : nil }
         })
+        passthroughIndex = config.hasTunnelHosts ? config.routes.count : nil
+    }
+
+    /// A route for one plain request to a `tunnel:` host: to the host the client named, its
+    /// Host kept, nothing injected, no cookie rewritten (a forward proxy's request on the
+    /// client's behalf), and the destination guard on. Made per request: such requests are
+    /// few, and their upstream is the client's to name.
+    func passthrough(scheme: ProxyTarget.Scheme, to authority: TargetAuthority) -> Route? {
+        guard let passthroughIndex else { return nil }
+        var options = UpstreamOptions()
+        options.refusesLocalDestinations = true
+        let config = RouteConfig(name: Self.passthroughName, upstream: UpstreamConfig(url: "\(scheme.rawValue)://\(authority)", options: options),
+                                 preserveHost: true, cookies: CookieRewrite(domain: .keep, mapPath: false))
+        return Route(config, index: passthroughIndex, listenerIndex: [:], identities: [:])
     }
 
     private static func hostRank(_ host: HostPattern?) -> Int {
