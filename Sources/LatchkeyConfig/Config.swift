@@ -355,11 +355,15 @@ public struct Limits: Sendable, Equatable {
     /// Time allowed for a whole request body to arrive (time the proxy itself holds the
     /// body back does not count).
     public var bodyTimeout: Duration
+    /// Longest silence both ways through a relayed CONNECT tunnel (a forward listener's
+    /// `tunnel:` hosts) before it is closed.
+    public var tunnelIdleTimeout: Duration
 
     public init(
         maxRequestLineBytes: Int = 8192, maxHeaderBytes: Int = 65536, maxHeaderCount: Int = 100,
         maxRequestBodyBytes: UInt64? = nil, maxConnections: Int = 10_000,
-        headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), bodyTimeout: Duration = .seconds(60)
+        headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), bodyTimeout: Duration = .seconds(60),
+        tunnelIdleTimeout: Duration = .seconds(600)
     ) {
         self.maxRequestLineBytes = maxRequestLineBytes
         self.maxHeaderBytes = maxHeaderBytes
@@ -369,6 +373,7 @@ public struct Limits: Sendable, Equatable {
         self.headTimeout = headTimeout
         self.idleTimeout = idleTimeout
         self.bodyTimeout = bodyTimeout
+        self.tunnelIdleTimeout = tunnelIdleTimeout
     }
 }
 

@@ -366,6 +366,7 @@ struct ConfigValidator {
         if let value = positiveDuration(raw, "head_timeout") { limits.headTimeout = value }
         if let value = positiveDuration(raw, "idle_timeout") { limits.idleTimeout = value }
         if let value = positiveDuration(raw, "body_timeout") { limits.bodyTimeout = value }
+        if let value = positiveDuration(raw, "tunnel_idle_timeout") { limits.tunnelIdleTimeout = value }
         return limits
     }
 

@@ -151,6 +151,27 @@ def test_a_client_that_pins_its_own_ca_fails_and_the_log_names_the_host(latchkey
     with pytest.raises(ssl.SSLCertVerificationError):
         pinned.wrap_socket(sock, server_hostname=HOST)
     sock.close()
-    assert p.wait_log(HOST) is not None
-    line = next(line for line in p.log_lines() if "handshake" in line and HOST in line)
-    assert "warning" in line or "level=warn" in line or '"warning"' in line, line
+    line = p.wait_log("intercepted tls handshake failed")
+    assert line is not None, p.log_tail()
+    record = json.loads(line)
+    assert record["level"] == "warning" and record["host"] == HOST and record["reason"] == "certificate_refused", record
+    assert "local CA" in record["hint"]
+
+
+def test_a_silent_relayed_tunnel_is_closed_at_the_tunnel_idle_timeout(latchkey, api):
+    from tunnel_support import EchoServer, machine_address
+    address = machine_address()
+    echo = EchoServer(address)
+    try:
+        p = latchkey.serve(forward_config(api, listener={"tunnel": [address]}, limits={"tunnel_idle_timeout": "1s"}))
+        sock, answer = connect(p, echo.authority)
+        assert answer.startswith(b"HTTP/1.1 200"), answer
+        sock.sendall(b"ping")
+        assert sock.recv(16) == b"ping"
+        sock.settimeout(10)
+        assert sock.recv(16) == b"", "the proxy closes a tunnel silent both ways"
+        sock.close()
+        line = wait_until(lambda: next((r for r in json_lines(p.log()) if r.get("method") == "CONNECT"), None))
+        assert line["outcome"] == "relay_idle" and line["bytes_in"] == 4 and line["bytes_out"] == 4, line
+    finally:
+        echo.close()

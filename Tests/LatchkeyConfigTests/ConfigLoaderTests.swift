@@ -152,9 +152,10 @@ struct ConfigLoaderTests {
         let config = try ConfigTestSupport.load(ConfigTestSupport.minimalRoutes + """
 
             server: { grace_period: 90 }
-            limits: { head_timeout: 500ms, idle_timeout: 1m30s }
+            limits: { head_timeout: 500ms, idle_timeout: 1m30s, tunnel_idle_timeout: 1h }
             """)
         #expect(config.server.gracePeriod == .seconds(90))
+        #expect(config.limits.tunnelIdleTimeout == .seconds(3600))
         #expect(config.limits.headTimeout == .milliseconds(500))
         #expect(config.limits.idleTimeout == .seconds(90))
     }

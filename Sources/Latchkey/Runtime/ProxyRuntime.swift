@@ -207,6 +207,7 @@ extension ConnectionSettings {
             headTimeout: limits.headTimeout,
             idleTimeout: limits.idleTimeout,
             bodyTimeout: limits.bodyTimeout,
+            tunnelIdleTimeout: limits.tunnelIdleTimeout,
             // The cap is for the process: the loops' servers share one count.
             maxConnections: limits.maxConnections,
             maxRequestBodyBytes: limits.maxRequestBodyBytes
