@@ -8,7 +8,11 @@
 #   2. tokens expire and are renewed while the client sees only 200s;
 #   3. the API revokes the token: a POST is refused, renewed and replayed, body intact;
 #   4. latchkey restarts and goes on with the stored token: no new login;
-#   5. `latchkey status` shows the identity.
+#   5. `latchkey status` shows the identity;
+#   6. `latchkey exec` runs curl against https://api.demo.test (a name that resolves
+#      nowhere), which gets the API's answer with the identity's token attached inside the
+#      intercepted tunnel, while curl's environment holds the proxy and no token
+#      (Configs/demo-exec.yaml).
 # Then it keeps running so that you can try it; Ctrl-C stops everything.
 #
 # Usage: bash Scripts/demo.sh [--once]
@@ -226,6 +230,20 @@ fi
 printf '%s✓%s 5. latchkey status --config Configs/demo.yaml:\n' "$green" "$off"
 "$bin" status --config "$config" | sed 's/^/     /'
 
+# 6. A script that calls https:// itself, wrapped by exec: the same identity, intercepted.
+exec_config="$work/demo-exec.yaml"
+sed -e "s/127\.0\.0\.1:9000/127.0.0.1:$api_port/g" Configs/demo-exec.yaml >"$exec_config"
+# shellcheck disable=SC2016 # expanded by the command exec runs, not here
+wrapped='curl -s --max-time 10 https://api.demo.test/api/me; env >"$1"'
+answer=$("$bin" exec --config "$exec_config" -- sh -c "$wrapped" sh "$work/exec.env" 2>>"$log" || true)
+snapshot
+if grep -q '"user": "demo"' <<<"$answer" && grep -q '^HTTPS_PROXY=http://latchkey:' "$work/exec.env" \
+    && ! grep -qE 'demo-(at|rt)-' "$work/exec.env"; then
+    step "6. latchkey exec -- curl https://api.demo.test/api/me: 200, the API saw user demo; curl's environment has HTTPS_PROXY and Latchkey's CA, no token"
+else
+    miss "6. latchkey exec -- curl https://api.demo.test/api/me: expected user demo, got: ${answer:-nothing}"
+fi
+
 if grep -qE 'demo-(at|rt)-' "$log"; then
     ok=0; echo "${red}✗ a token appears in latchkey's log${off}"
 fi
@@ -249,6 +267,7 @@ cat <<EOF
     curl $api/_demo/stats                    # what the IdP and API saw
     $proxy/.latchkey/                               # in a browser: latchkey's status page
     XDG_STATE_HOME=$XDG_STATE_HOME $bin status --config $config
+    XDG_STATE_HOME=$XDG_STATE_HOME $bin exec --config $exec_config -- curl -s https://api.demo.test/api/items
 
 EOF
 say "latchkey's log follows; Ctrl-C stops latchkey and the sample IdP and API"

@@ -33,7 +33,7 @@ def test_demo_once_shows_each_step_and_exits(latchkey_bin, tmp_path):
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
     steps = [line for line in out.splitlines() if line.startswith("✓ ")]
-    assert [s[2:4] for s in steps] == ["1.", "2.", "3.", "4.", "5."], out
+    assert [s[2:4] for s in steps] == ["1.", "2.", "3.", "4.", "5.", "6."], out
     assert "✗" not in out
     # Each step line carries the IdP's count of token requests; one password grant in all,
     # the restart included.
@@ -87,7 +87,7 @@ def test_readme_names_the_three_setups():
 
 @pytest.mark.parametrize("index,expected", [
     (1, ['"user": "demo"', '"name": "latch"', "demo      password"]),
-    (2, ['"name": "latch"']),
+    (2, ['"name": "latch"', '"user": "demo"', "exec-ok"]),
     (3, ['"user": "demo"', "401"]),
 ])
 def test_readme_example_runs_as_written(latchkey_bin, tmp_path, index, expected):
