@@ -43,11 +43,7 @@ struct ExecCommand: ParsableCommand {
     @Option(name: .long, help: "Quick start: where the hosts' requests go (default: https://HOST).")
     var upstream: String?
 
-    @Option(name: .customLong("header"), help: "Quick start: a header to attach, 'Name: value' (repeatable).")
-    var headers: [String] = []
-
-    @Option(name: .long, help: "Quick start: attach 'Authorization: Bearer <file contents>', re-read when the file changes.")
-    var bearerTokenFile: String?
+    @OptionGroup var attach: QuickStartHeaders
 
     @Option(name: .customLong("tunnel"), help: "A host (or *.domain) passed through untouched, no credentials added (repeatable).")
     var tunnels: [String] = []
@@ -65,7 +61,7 @@ struct ExecCommand: ParsableCommand {
     var command: [String] = []
 
     func validate() throws {
-        let quickStart = !hosts.isEmpty || upstream != nil || !headers.isEmpty || bearerTokenFile != nil
+        let quickStart = !hosts.isEmpty || upstream != nil || !attach.isEmpty
         if config != nil && quickStart {
             throw ValidationError("--config cannot be combined with the quick-start flags (--host, --upstream, --header, --bearer-token-file).")
         }
@@ -155,7 +151,7 @@ struct ExecCommand: ParsableCommand {
     private func loadConfig() throws -> Config {
         do {
             if let path = config { return try ConfigLoader.load(path: path, options: .init(warn: { say("warning: \($0)") })) }
-            return try Config.quickStart(hosts: hosts, upstream: upstream, headers: headers, bearerTokenFile: bearerTokenFile)
+            return try Config.quickStart(hosts: hosts, upstream: upstream, headers: attach.headers, bearerTokenFile: attach.bearerTokenFile)
         } catch {
             throw CommandFailure(error.description)
         }

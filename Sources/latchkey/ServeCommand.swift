@@ -35,11 +35,7 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "Quick start: the upstream base URL (http or https).")
     var upstream: String?
 
-    @Option(name: .customLong("header"), help: "Quick start: a header to attach, 'Name: value' (repeatable).")
-    var headers: [String] = []
-
-    @Option(name: .long, help: "Quick start: attach 'Authorization: Bearer <file contents>', re-read when the file changes.")
-    var bearerTokenFile: String?
+    @OptionGroup var attach: QuickStartHeaders
 
     @Option(name: .long, help: "Log format: text or json.")
     var logFormat: LogFormat?
@@ -48,7 +44,7 @@ struct ServeCommand: ParsableCommand {
     var loops: Int?
 
     func validate() throws {
-        if config != nil && (upstream != nil || listen != nil || !headers.isEmpty || bearerTokenFile != nil) {
+        if config != nil && (upstream != nil || listen != nil || !attach.isEmpty) {
             throw ValidationError("--config cannot be combined with the quick-start flags (--listen, --upstream, --header, --bearer-token-file).")
         }
         if config == nil && upstream == nil {
@@ -99,7 +95,7 @@ struct ServeCommand: ParsableCommand {
     private func loadConfig() throws -> Config {
         do {
             if let path = config { return try ConfigLoader.load(path: path, options: .init(warn: { say("warning: \($0)") })) }
-            return try Config.quickStart(listen: listen, upstream: upstream!, headers: headers, bearerTokenFile: bearerTokenFile)
+            return try Config.quickStart(listen: listen, upstream: upstream!, headers: attach.headers, bearerTokenFile: attach.bearerTokenFile)
         } catch {
             throw CommandFailure(error.description)
         }
