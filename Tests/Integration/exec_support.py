@@ -14,11 +14,14 @@ ca_path(latchkey) are what the child's trust variables name.
 from __future__ import annotations
 
 import copy
+import fcntl
+import os
 import re
 import subprocess
+import termios
 from pathlib import Path
 
-from support import Launcher, LatchkeyProcess, free_port, wait_until
+from support import Launcher, LatchkeyProcess, free_port, latchkey_environment, wait_until
 
 PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")
 NO_PROXY_VARIABLES = ("NO_PROXY", "no_proxy")
@@ -62,9 +65,13 @@ def exec_args(latchkey: Launcher, command: list, cfg: dict | None = None, flags:
 
 
 def run_exec(latchkey: Launcher, command: list, cfg: dict | None = None, flags: list | None = None,
-             env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    """Runs `latchkey exec` to the end; stdout and stderr as text."""
-    return latchkey.run(exec_args(latchkey, command, cfg, flags), timeout=timeout, env=env)
+             env: dict | None = None, timeout: float = 60, input: str | None = None) -> subprocess.CompletedProcess:
+    """Runs `latchkey exec` to the end, with `input` on its stdin (else /dev/null); stdout
+    and stderr as text."""
+    stdin = {} if input is not None else {"stdin": subprocess.DEVNULL}
+    return subprocess.run([str(latchkey.binary)] + exec_args(latchkey, command, cfg, flags), input=input, **stdin,
+                          capture_output=True, text=True, timeout=timeout, env=latchkey_environment(latchkey.workdir, env),
+                          cwd=latchkey.workdir)
 
 
 def start_exec(latchkey: Launcher, command: list, cfg: dict | None = None, flags: list | None = None,
@@ -74,6 +81,25 @@ def start_exec(latchkey: Launcher, command: list, cfg: dict | None = None, flags
     process's log files. Wait for it with wait_exit()."""
     p = latchkey.start(exec_args(latchkey, command, cfg, flags), env=env)
     return p
+
+
+def start_exec_on_terminal(latchkey: Launcher, command: list, cfg: dict | None = None) -> tuple[subprocess.Popen, int]:
+    """`latchkey exec` as a shell runs a job at a terminal: in a session of its own whose
+    controlling terminal is a new pseudo-terminal, exec's process group in the foreground.
+    Returns the process and the terminal's master side (writing b"\\x03" there is Ctrl-C).
+    The caller kills the process if the test fails before it exits."""
+    master, slave = os.openpty()
+
+    def take_the_terminal() -> None:  # in the child, after setsid: stdin becomes the controlling terminal
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    try:
+        proc = subprocess.Popen([str(latchkey.binary)] + exec_args(latchkey, command, cfg), stdin=slave, stdout=slave,
+                                stderr=slave, start_new_session=True, preexec_fn=take_the_terminal,
+                                env=latchkey_environment(latchkey.workdir, None), cwd=latchkey.workdir)
+    finally:
+        os.close(slave)
+    return proc, master
 
 
 def parse_env(text: str) -> dict:

@@ -9,6 +9,7 @@ child, requests in flight finished, the quick-start flags, and tunnel hosts."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import sys
@@ -19,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from exec_support import (BUNDLE_VARIABLES, EXEC_VARIABLES, LATCHKEY_URL, NO_PROXY, NO_PROXY_VARIABLES, PROXY_URL,
-                          PROXY_VARIABLES, bundle_path, ca_path, parse_env, run_exec, start_exec, wait_while_running)
+                          PROXY_VARIABLES, bundle_path, ca_path, parse_env, run_exec, start_exec, start_exec_on_terminal,
+                          wait_while_running)
 from forward_support import HOST, PROXY_SECRET, ApiServer, forward_config
 from git_support import BRANCH, GIT_ENV, GitServer, run_git
 from support import TOKEN, TOKEN2, config, free_port, wait_until
@@ -286,6 +288,58 @@ def test_signals_sent_to_exec_reach_the_child(latchkey, api, tmp_path, sig):
     p.send_signal(sig)
     assert p.wait_exit(20) == 40 + sig, p.log_tail()
     assert out.read_text() == sig.name
+
+
+def test_ctrl_c_at_a_terminal_reaches_the_child_once(latchkey, api, tmp_path):
+    """The terminal sends SIGINT to the whole foreground process group, the child included:
+    exec must not pass on a second one (which many programs take for "stop now")."""
+    out = tmp_path / "count"
+    child = python("""
+        import signal, sys, time
+        got = []
+        signal.signal(signal.SIGINT, lambda signum, frame: got.append(signum))
+        open(sys.argv[1] + ".ready", "w").close()
+        while not got:
+            time.sleep(0.01)
+        time.sleep(1.0)  # time for a second one to come
+        open(sys.argv[1], "w").write(str(len(got)))
+        sys.exit(40 + len(got))
+    """, out)
+    proc, terminal = start_exec_on_terminal(latchkey, child, cfg=forward_config(api))
+    try:
+        assert wait_until(lambda: Path(f"{out}.ready").exists() or proc.poll() is not None, timeout=30)
+        assert proc.poll() is None, f"latchkey exec exited with {proc.returncode}"
+        os.write(terminal, b"\x03")  # Ctrl-C
+        assert proc.wait(timeout=20) == 41, f"the child counted {out.read_text() if out.exists() else 'no'} SIGINT"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+        os.close(terminal)
+
+
+def test_the_child_reads_execs_stdin(latchkey, api):
+    done = run_exec(latchkey, ["cat"], cfg=forward_config(api), input="line one\nline two\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "line one\nline two\n"
+
+
+def test_the_proxy_wants_this_runs_secret(latchkey, api):
+    """Another process on the machine cannot use exec's proxy: no password, or the
+    configuration listener's, is refused with 407."""
+    child = python(f"""
+        import base64, os, socket, urllib.parse
+        proxy = urllib.parse.urlsplit(os.environ["HTTPS_PROXY"])
+        for password in (None, "{PROXY_SECRET}", proxy.password):
+            sock = socket.create_connection((proxy.hostname, proxy.port), timeout=20)
+            field = f"Proxy-Authorization: Basic {{base64.b64encode(f'latchkey:{{password}}'.encode()).decode()}}\\r\\n" if password else ""
+            sock.sendall(f"CONNECT {HOST}:443 HTTP/1.1\\r\\nHost: {HOST}:443\\r\\n{{field}}\\r\\n".encode())
+            print(sock.recv(4096).split(b"\\r\\n")[0].decode())
+            sock.close()
+    """)
+    done = run_exec(latchkey, child, cfg=forward_config(api))
+    assert done.returncode == 0, done.stderr
+    assert [line.split()[1] for line in done.stdout.splitlines()] == ["407", "407", "200"], done.stdout
 
 
 def test_the_port_is_closed_once_the_child_has_exited(latchkey, api):
