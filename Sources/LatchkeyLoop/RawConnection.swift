@@ -4,7 +4,7 @@
 /// bytes and asks for readiness.
 public protocol RawConnection: AnyObject {
     /// From now on, reports the connection's readiness for `events` to `handler` on the
-    /// loop; `[]` stops the reports (a reset or hang-up is still reported).
+    /// loop; `[]` stops every report, a hang-up's included.
     func watch(_ events: IOEvents, handler: IOHandler) throws(SystemError)
     /// Bytes read into `buffer`: nil when none are ready, 0 when the peer finished sending.
     func receive(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int?

@@ -78,6 +78,13 @@ extension ConnectionMachine {
         return relay.toClient == .open && outputPending < highWater
     }
 
+    /// Nothing more goes either way between the client and the relay: the client finished
+    /// sending, and everything for it was delivered and its end passed on.
+    var relayIsDoneWithClient: Bool {
+        guard case .relaying(let relay) = state else { return false }
+        return relay.toUpstream != .open && relay.toClient == .finished
+    }
+
     /// `side` finished sending (end of stream). `undelivered`: bytes it sent still wait to
     /// be written to the other side, which is told of the end once they are.
     mutating func relayPeerFinished(_ side: RelaySide, undelivered: Bool) -> RelayStep {

@@ -23,20 +23,30 @@ extension ServerConnection {
             if machine.wantsInput(bufferFull: input.isFull) {
                 readFromClient()
             } else if events.contains(.error) || events.contains(.hangup) && !interest.contains(.readable) {
-                // Reported without read interest: the client is gone both ways.
-                return endRelay(.failed(detail: "the client connection failed"))
+                // Reported without read interest: the client socket is shut both ways. That
+                // is the end of the relay, unless both of the client's directions were over
+                // already and only client bytes still go to the upstream: then its socket
+                // is left alone (epoll would report the hang-up on every turn).
+                guard machine.relayIsDoneWithClient, !events.contains(.error) else {
+                    return endRelay(.failed(detail: "the client connection failed"))
+                }
+                return stopWatchingClient()
             }
         }
         relayProgressed()
     }
 
-    /// The upstream's readiness.
+    /// The upstream's readiness. It is watched only while the relay wants something of it
+    /// (`updateUpstreamInterest`), so a hang-up reported while it is not being read means
+    /// it is gone both ways with client bytes still to take.
     func upstreamReady(_ events: IOEvents) {
-        guard relay != nil else { return }
+        guard let relay else { return }
+        let reading = relay.interest.contains(.readable)
+        if !reading, !events.isDisjoint(with: [.hangup, .error]) {
+            return endRelay(.failed(detail: "the upstream connection failed"))
+        }
         if events.contains(.writable) { pumpToUpstream() }
-        // A hang-up is read even while the client is slow: the little the kernel still
-        // holds is taken now rather than reported on every loop turn.
-        if relay != nil, !events.isDisjoint(with: [.readable, .hangup, .error]) { readFromUpstream(force: !events.isDisjoint(with: [.hangup, .error])) }
+        if self.relay != nil, reading, !events.isDisjoint(with: [.readable, .hangup, .error]) { readFromUpstream() }
         relayProgressed()
     }
 
@@ -66,6 +76,13 @@ extension ServerConnection {
         }
     }
 
+    private func stopWatchingClient() {
+        guard let registration else { return }
+        loop.unregister(registration)
+        self.registration = nil
+        interest = []
+    }
+
     /// Writes what the client sent to the upstream, as far as it takes it.
     func pumpToUpstream() {
         guard let relay else { return }
@@ -83,12 +100,10 @@ extension ServerConnection {
         performRelay(machine.relayDelivered(to: .upstream))
     }
 
-    /// Reads the upstream while the client's output is below the high-water mark (or once,
-    /// `force`, for a hang-up), sending straight to the client when nothing is queued.
-    private func readFromUpstream(force: Bool) {
-        var force = force
-        while let relay, force || machine.wantsUpstreamInput(outputPending: pendingOutput, highWater: server.settings.outboundHighWater) {
-            force = false
+    /// Reads the upstream while the client's output is below the high-water mark, sending
+    /// straight to the client when nothing is queued.
+    private func readFromUpstream() {
+        while let relay, machine.wantsUpstreamInput(outputPending: pendingOutput, highWater: server.settings.outboundHighWater) {
             let buffer = relay.buffer
             let count: Int?
             do {
@@ -147,7 +162,8 @@ extension ServerConnection {
     }
 
     /// The upstream interest the relay needs now: readable while the client can take more,
-    /// writable while client bytes wait.
+    /// writable while client bytes wait; none (unregistered, so that a hang-up is not
+    /// reported on every loop turn) once it has nothing to give or take.
     func updateUpstreamInterest() {
         guard let relay else { return }
         var wanted: IOEvents = []

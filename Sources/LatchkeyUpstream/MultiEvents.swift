@@ -131,8 +131,9 @@ final class MultiEvents: DeferredWork {
     }
 
     /// A connect-only connection's socket is watched for `events` on `owner`'s behalf from
-    /// now on (`[]`: only a reset or hang-up is reported). The registration stays here, so
-    /// that curl's close of the socket drops it as for any other.
+    /// now on; `[]` unregisters it, since epoll reports a hang-up even without interest.
+    /// The registration stays here, so that curl's close of the socket drops it as for any
+    /// other.
     func handOver(_ fd: Int32, events: IOEvents, to owner: IOHandler) throws(SystemError) {
         guard fd >= 0 else { throw SystemError(call: "epoll_ctl", errno: EBADF) }
         ensureEntry(fd)
@@ -142,6 +143,7 @@ final class MultiEvents: DeferredWork {
             sockets[i].owner = owner
             sockets[i].wanted = []
         }
+        if events.isEmpty { return dropRegistration(i) }
         guard setInterest(i, events) else { throw SystemError(call: "epoll_ctl", errno: EBADF) }
     }
 
