@@ -160,6 +160,9 @@ def test_plain_http_to_a_tunnel_host_is_forwarded_untouched(latchkey, api, addre
         assert seen.header("Authorization") == "Basic the-clients-own"  # the client's own, not a route's
         assert seen.header("X-Client") == "kept"
         assert seen.header("Proxy-Authorization") is None
+        assert seen.header("Host") == destination.address
         assert TOKEN not in json.dumps(seen.headers)
+        # Nothing added: the client's own fields, less the proxy's and the hop-by-hop ones.
+        assert sorted(name.lower() for name, _ in seen.headers) == ["authorization", "host", "x-client"], seen.headers
     finally:
         destination.close()
