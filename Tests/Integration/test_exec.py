@@ -189,6 +189,43 @@ def test_the_parents_variables_are_replaced_not_duplicated(latchkey, api):
     assert PROXY_URL.match(env["https_proxy"])
 
 
+def test_the_parents_roots_stay_trusted_while_another_run_starts(latchkey, api, tmp_path):
+    """A parent's SSL_CERT_FILE (a company's roots, say) is what the bundle adds Latchkey's
+    CA to; a second exec started meanwhile with other roots must not change what the first
+    one's child trusts."""
+    company = Certs(tmp_path / "company").ca("company-root")
+    out = tmp_path / "trusted.pem"
+    child = python("""
+        import os, sys, time
+        open(sys.argv[1] + ".ready", "w").close()
+        time.sleep(2)  # meanwhile, another exec starts
+        with open(os.environ["SSL_CERT_FILE"]) as bundle, open(sys.argv[1], "w") as out:
+            out.write(bundle.read())
+    """, out)
+    p = start_exec(latchkey, child, cfg=forward_config(api), env={"SSL_CERT_FILE": str(company.cert)})
+    wait_while_running(p, Path(f"{out}.ready").exists)
+    other = run_exec(latchkey, ["true"], cfg=forward_config(api))  # with the system's roots
+    assert other.returncode == 0, other.stderr
+    assert p.wait_exit(30) == 0, p.log_tail()
+    trusted = out.read_text()
+    keeps_company_root = company.cert.read_text().strip() in trusted
+    keeps_latchkey_ca = ca_path(latchkey).read_text().strip() in trusted
+    assert keeps_company_root, "the company's root vanished from the bundle the first child trusts"
+    assert keeps_latchkey_ca, "Latchkey's CA is not in the bundle the first child trusts"
+
+
+def test_the_bundle_holds_latchkeys_ca_once_when_ssl_cert_file_names_it(latchkey, api):
+    """A nested exec, or a shell that kept --print-env's variables, gives exec the bundle
+    itself as the parent's SSL_CERT_FILE: Latchkey's CA must not be added again each time."""
+    assert run_exec(latchkey, ["true"], cfg=forward_config(api)).returncode == 0
+    ca = ca_path(latchkey).read_text().strip()
+    for _ in range(3):
+        done = run_exec(latchkey, ["true"], cfg=forward_config(api), env={"SSL_CERT_FILE": str(bundle_path(latchkey))})
+        assert done.returncode == 0, done.stderr
+    copies = bundle_path(latchkey).read_text().count(ca)
+    assert copies == 1, f"Latchkey's CA is {copies} times in the bundle"
+
+
 def test_the_child_inherits_no_descriptor_of_latchkeys(latchkey, api, tmp_path):
     """Neither the listening sockets nor the store's or the credentials' files: a child that
     may not see a token may not read it from a descriptor either."""
