@@ -379,6 +379,19 @@ def test_the_proxy_wants_this_runs_secret(latchkey, api):
     assert [line.split()[1] for line in done.stdout.splitlines()] == ["407", "407", "200"], done.stdout
 
 
+def test_the_child_starts_with_no_signal_blocked_and_the_usual_ones_at_their_defaults(latchkey, api):
+    """Latchkey blocks signals for its signalfd and ignores SIGPIPE; a child inheriting
+    either would not die of Ctrl-C or of a closed pipe (`yes | head -1` would complain)."""
+    done = run_exec(latchkey, ["grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status"], cfg=forward_config(api))
+    assert done.returncode == 0, done.stderr
+    masks = {line.split(":")[0]: int(line.split()[1], 16) for line in done.stdout.splitlines()}
+    assert masks["SigBlk"] == 0, done.stdout
+    for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGPIPE, signal.SIGTERM, signal.SIGCHLD):
+        assert not masks["SigIgn"] & (1 << (sig - 1)), f"{sig.name} is ignored in the child: {done.stdout}"
+    piped = run_exec(latchkey, ["sh", "-c", "yes | head -1"], cfg=forward_config(api))
+    assert (piped.returncode, piped.stdout, piped.stderr) == (0, "y\n", "")
+
+
 def test_the_port_is_closed_once_the_child_has_exited(latchkey, api):
     child = ["sh", "-c", f'curl -sS -o /dev/null -w "%{{http_code}}\\n" https://{HOST}/x; echo "$HTTPS_PROXY"']
     done = run_exec(latchkey, child, cfg=forward_config(api))
