@@ -2,14 +2,18 @@
 idp_support.py): a client calls https://api.test/… through a forward listener; the route's
 upstream is the IdP's protected API, which answers 401 to a token that no longer holds;
 Latchkey renews the identity's token and replays the request inside the tunnel, so the
-client sees 200 and the IdP saw the renewal."""
+client sees 200 and the IdP saw the renewal; the same for a child of `latchkey exec`."""
 
 from __future__ import annotations
 
 import json
+import sys
+import textwrap
+from pathlib import Path
 
 import requests
 
+from exec_support import start_exec, wait_while_running
 from forward_support import HOST, PROXY_SECRET, local_ca, proxy_url
 
 
@@ -69,3 +73,29 @@ def test_a_revoked_grant_is_renewed_by_signing_in_again_inside_the_tunnel(latchk
     assert idp.token_requests("refresh_token") == 1  # refused: invalid_grant
     assert idp.token_errors("invalid_grant") == 1
     assert idp.token_requests("password") == 1       # signed in again with the stored password
+
+
+def test_a_child_of_exec_gets_its_answer_across_an_expiry(latchkey, make_idp, tmp_path):
+    """The same through `latchkey exec`: the child's second request meets an expired token."""
+    idp = make_idp(access_token_seconds=3600)
+    out = tmp_path / "answers"
+    child = [sys.executable, "-c", textwrap.dedent(f"""
+        import json, os, sys, time, requests
+        out = sys.argv[1]
+        first = requests.get("https://{HOST}/first", timeout=20)
+        open(out + ".first", "w").write(str(first.status_code))
+        while not os.path.exists(out + ".go"):
+            time.sleep(0.05)
+        second = requests.get("https://{HOST}/second", timeout=20)
+        json.dump([first.status_code, second.status_code, second.json()], open(out, "w"))
+    """), str(out)]
+    p = start_exec(latchkey, child, cfg=identity_config(idp))
+    assert wait_while_running(p, lambda: Path(f"{out}.first").exists() and Path(f"{out}.first").read_text()) == "200"
+    idp.expire_access_tokens()
+    idp.reset_counters()
+    Path(f"{out}.go").touch()
+    assert p.wait_exit(30) == 0, p.log_tail()
+    first, second, seen = json.loads(out.read_text())
+    assert (first, second) == (200, 200)
+    assert seen["user"] == idp.username and seen["path"] == "/api/second"
+    assert idp.token_requests("refresh_token") == 1
