@@ -198,7 +198,8 @@ def test_the_parents_roots_stay_trusted_while_another_run_starts(latchkey, api, 
     child = python("""
         import os, sys, time
         open(sys.argv[1] + ".ready", "w").close()
-        time.sleep(2)  # meanwhile, another exec starts
+        while not os.path.exists(sys.argv[1] + ".go"):  # meanwhile, another exec runs
+            time.sleep(0.05)
         with open(os.environ["SSL_CERT_FILE"]) as bundle, open(sys.argv[1], "w") as out:
             out.write(bundle.read())
     """, out)
@@ -206,6 +207,7 @@ def test_the_parents_roots_stay_trusted_while_another_run_starts(latchkey, api, 
     wait_while_running(p, Path(f"{out}.ready").exists)
     other = run_exec(latchkey, ["true"], cfg=forward_config(api))  # with the system's roots
     assert other.returncode == 0, other.stderr
+    Path(f"{out}.go").touch()
     assert p.wait_exit(30) == 0, p.log_tail()
     trusted = out.read_text()
     keeps_company_root = company.cert.read_text().strip() in trusted
