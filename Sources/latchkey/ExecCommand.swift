@@ -99,21 +99,23 @@ struct ExecCommand: ParsableCommand {
         let sink = config.logging.bootstrap()
         let logger = Logger(label: "latchkey")
         let runtime = try ProxyLaunch(config: config, source: self.config ?? Config.commandLineSource, sink: sink, logger: logger).runtime
+        // However the command ends: requests in flight finish, then the ports close.
+        defer { runtime.shutdown() }
         let child = ChildEnvironment(proxyURL: "http://latchkey:\(secret)@\(runtime.listeners[0].boundAddress)",
                                      reverseURL: runtime.listeners.dropFirst().first.map { "http://\($0.boundAddress)" },
                                      bundlePath: bundlePath, caPath: caPath, withheld: withheld)
-        let status: ProgramExit
         inherited.closeOnExecAllButThese()
+        let process: ChildProcess
         do {
-            let process = try ChildProcess(command, environment: child.variables(inheriting: environment),
-                                           defaultSignals: [SIGPIPE] + ProcessSignals.termination + [ExecSupervision.childEnded])
-            status = try wait(for: process)
+            process = try ChildProcess(command, environment: child.variables(inheriting: environment),
+                                       defaultSignals: [SIGPIPE] + ProcessSignals.termination + [ExecSupervision.childEnded])
         } catch {
-            runtime.shutdown()
-            throw CommandFailure("cannot run \(command[0]): \(error)")
+            say("Error: cannot run \(command[0]): \(error)")
+            // As env(1) and timeout(1) say it: 127 for a command not found, 126 for one that
+            // cannot be run.
+            throw ExitCode(error.errno == ENOENT ? 127 : 126)
         }
-        runtime.shutdown()
-        throw ExitCode(status.code)
+        throw ExitCode(try wait(for: process).code)
     }
 
     /// Passes signals on until the command ends.
@@ -135,14 +137,14 @@ struct ExecCommand: ParsableCommand {
     /// when it names a file that can be read (the roots it chose), else the system's.
     private func trust(config: Config, environment: [String: String]) throws -> (ca: String, bundle: String) {
         var environment = environment
-        if let roots = environment["SSL_CERT_FILE"], !FileSystem.isReadable(roots) {
+        if let roots = environment["SSL_CERT_FILE"], !roots.isEmpty, !FileSystem.isReadable(roots) {
             say("warning: SSL_CERT_FILE names \(roots), which cannot be read: the command trusts the system's roots and Latchkey's CA")
             environment["SSL_CERT_FILE"] = nil
         }
         do throws(LocalCAError) {
             let ca = try LocalCA.open(config: config, environment: environment, now: Date())
             let store = if let own = ca.store { own } else { try LocalCA.store(config: config, environment: environment) }
-            return (ca.certificatePath, try store.writeBundle(authority: ca.authority.certificate, environment: environment))
+            return (ca.certificatePath, try store.writeBundleForExec(authority: ca.authority.certificate, environment: environment))
         } catch {
             throw CommandFailure("the local certificate authority: \(error)")
         }

@@ -7,8 +7,9 @@ the background, and what the child is given.
     env = parse_env(run_exec(latchkey, ["env"], cfg=cfg).stdout)
 
 Both run with the launcher's binary and environment (support.latchkey_environment), so the
-token store and the local CA land under the test's directory: bundle_path(latchkey) and
-ca_path(latchkey) are what the child's trust variables name.
+token store and the local CA land under the test's directory: ca_path(latchkey) is what
+NODE_EXTRA_CA_CERTS names, and the other trust variables name an exec bundle beside it
+(is_exec_bundle).
 """
 
 from __future__ import annotations
@@ -42,9 +43,10 @@ def ca_path(latchkey: Launcher) -> Path:
     return latchkey.workdir / "state" / "latchkey" / "ca" / "ca.pem"
 
 
-def bundle_path(latchkey: Launcher) -> Path:
-    """The system's roots plus Latchkey's CA (SSL_CERT_FILE and the like)."""
-    return latchkey.workdir / "state" / "latchkey" / "ca" / "bundle.pem"
+def is_exec_bundle(latchkey: Launcher, path: str) -> bool:
+    """Whether path is one of exec's bundles (the parent's roots plus Latchkey's CA), which
+    are named after their content (bundle-<16 hex digits>.pem), beside ca.pem."""
+    return Path(path).parent == ca_path(latchkey).parent and re.fullmatch(r"bundle-[0-9a-f]{16}\.pem", Path(path).name) is not None
 
 
 def with_listen(cfg: dict) -> dict:

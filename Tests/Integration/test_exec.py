@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from exec_support import (BUNDLE_VARIABLES, EXEC_VARIABLES, LATCHKEY_URL, NO_PROXY, NO_PROXY_VARIABLES, PROXY_URL,
-                          PROXY_VARIABLES, bundle_path, ca_path, parse_env, run_exec, start_exec, start_exec_on_terminal,
+                          PROXY_VARIABLES, ca_path, is_exec_bundle, parse_env, run_exec, start_exec, start_exec_on_terminal,
                           wait_while_running)
 from forward_support import HOST, PROXY_SECRET, ApiServer, forward_config
 from git_support import BRANCH, GIT_ENV, GitServer, run_git
@@ -160,8 +160,9 @@ def test_the_childs_environment_has_the_proxy_and_trust_variables_and_no_credent
         assert env.get(name) == proxy, name
     for name in NO_PROXY_VARIABLES:
         assert env.get(name) == NO_PROXY, name
+    assert is_exec_bundle(latchkey, env["SSL_CERT_FILE"]), env["SSL_CERT_FILE"]
     for name in BUNDLE_VARIABLES:
-        assert env.get(name) == str(bundle_path(latchkey)), name
+        assert env.get(name) == env["SSL_CERT_FILE"], name
     assert env.get("NODE_EXTRA_CA_CERTS") == str(ca_path(latchkey))
     assert env.get("NODE_USE_ENV_PROXY") == "1"
     assert "LATCHKEY_URL" not in env  # every route has a host: no base-URL client can use one
@@ -169,7 +170,7 @@ def test_the_childs_environment_has_the_proxy_and_trust_variables_and_no_credent
     for secret in (TOKEN, TOKEN2, ENV_TOKEN):
         assert secret not in done.stdout and secret not in done.stderr
 
-    bundle, ca = bundle_path(latchkey).read_text(), ca_path(latchkey).read_text()
+    bundle, ca = Path(env["SSL_CERT_FILE"]).read_text(), ca_path(latchkey).read_text()
     assert ca.strip() in bundle
     assert bundle.count("BEGIN CERTIFICATE") > ca.count("BEGIN CERTIFICATE")  # the system's roots too
 
@@ -185,7 +186,7 @@ def test_the_parents_variables_are_replaced_not_duplicated(latchkey, api):
     assert done.returncode == 0, done.stderr
     env = parse_env(done.stdout)  # asserts that no name comes twice
     assert inherited not in done.stdout, done.stdout
-    assert env["SSL_CERT_FILE"] == str(bundle_path(latchkey))
+    assert is_exec_bundle(latchkey, env["SSL_CERT_FILE"]), env["SSL_CERT_FILE"]
     assert PROXY_URL.match(env["https_proxy"])
 
 
@@ -219,13 +220,14 @@ def test_the_parents_roots_stay_trusted_while_another_run_starts(latchkey, api, 
 def test_the_bundle_holds_latchkeys_ca_once_when_ssl_cert_file_names_it(latchkey, api):
     """A nested exec, or a shell that kept --print-env's variables, gives exec the bundle
     itself as the parent's SSL_CERT_FILE: Latchkey's CA must not be added again each time."""
-    assert run_exec(latchkey, ["true"], cfg=forward_config(api)).returncode == 0
+    bundle = parse_env(run_exec(latchkey, ["env"], cfg=forward_config(api)).stdout)["SSL_CERT_FILE"]
     ca = ca_path(latchkey).read_text().strip()
     for _ in range(3):
-        done = run_exec(latchkey, ["true"], cfg=forward_config(api), env={"SSL_CERT_FILE": str(bundle_path(latchkey))})
+        done = run_exec(latchkey, ["env"], cfg=forward_config(api), env={"SSL_CERT_FILE": bundle})
         assert done.returncode == 0, done.stderr
-    copies = bundle_path(latchkey).read_text().count(ca)
-    assert copies == 1, f"Latchkey's CA is {copies} times in the bundle"
+        bundle = parse_env(done.stdout)["SSL_CERT_FILE"]
+        copies = Path(bundle).read_text().count(ca)
+        assert copies == 1, f"Latchkey's CA is {copies} times in the bundle"
 
 
 def test_the_child_inherits_no_descriptor_of_latchkeys(latchkey, api, tmp_path):
@@ -254,8 +256,9 @@ def test_print_env_masks_the_secret_and_runs_nothing(latchkey, api, tmp_path):
     assert len(env) == len(lines), f"not one NAME=value a line:\n{done.stdout}"
     for name in PROXY_VARIABLES:
         assert env.get(name, "").startswith("http://latchkey:****@127.0.0.1:"), f"{name}={env.get(name)}"
+    assert is_exec_bundle(latchkey, env["SSL_CERT_FILE"]), env["SSL_CERT_FILE"]
     for name in BUNDLE_VARIABLES:
-        assert env.get(name) == str(bundle_path(latchkey)), name
+        assert env.get(name) == env["SSL_CERT_FILE"], name
     assert env.get("NODE_EXTRA_CA_CERTS") == str(ca_path(latchkey))
     assert TOKEN not in done.stdout + done.stderr
 
@@ -513,3 +516,15 @@ def test_tunnel_hosts_reach_exec_s_listener(latchkey, api, upstream, tmp_path, g
     assert status.startswith("HTTP/1.1 200"), done.stdout
     assert back.rstrip("\n") == "bytes through exec" + AFTER_EOF.decode()
     assert bytes(echo.received[0]) == b"bytes through exec"
+
+
+def test_a_command_that_cannot_run_exits_127_or_126_as_env_does(latchkey, api, tmp_path):
+    missing = run_exec(latchkey, [str(tmp_path / "no-such-program")], cfg=forward_config(api))
+    assert missing.returncode == 127, missing.stderr
+    assert "cannot run" in missing.stderr and "no-such-program" in missing.stderr
+    script = tmp_path / "not-executable"
+    script.write_text("#!/bin/sh\necho ran\n")
+    script.chmod(0o644)
+    refused = run_exec(latchkey, [str(script)], cfg=forward_config(api))
+    assert refused.returncode == 126, refused.stderr
+    assert "ran" not in refused.stdout

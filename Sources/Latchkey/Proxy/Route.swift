@@ -44,9 +44,12 @@ final class Route: Sendable {
     let allowedMethods: Set<String>
     /// `allow:`: the only requests the route forwards; permits all when empty.
     let allow: RouteAllowList
+    /// Whether the upstream is told of the client (`X-Forwarded-*`): not for a forward
+    /// proxy's request passed to a `tunnel:` host as the client sent it.
+    let marksForwarding: Bool
 
     /// nil when the upstream URL cannot be taken apart (validation has ruled that out).
-    init?(_ config: RouteConfig, index: Int, listenerIndex: [String: Int], identities: [String: Identity]) {
+    init?(_ config: RouteConfig, index: Int, listenerIndex: [String: Int], identities: [String: Identity], marksForwarding: Bool = true) {
         guard let target = UpstreamTarget(url: config.upstream.url) else { return nil }
         let injectedQuery = config.injections.compactMap { injection -> String? in
             if case .query(let name) = injection.target { return name }
@@ -78,6 +81,7 @@ final class Route: Sendable {
         keepsCookies = config.cookieJar == .proxy
         allowedMethods = Set(config.allowedMethods)
         allow = RouteAllowList(config.allow)
+        self.marksForwarding = marksForwarding
     }
 
     var injectsCredentials: Bool { !injections.isEmpty }

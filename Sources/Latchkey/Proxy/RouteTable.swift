@@ -40,8 +40,8 @@ struct RouteTable: Sendable {
     }
 
     /// A route for one plain request to a `tunnel:` host: to the host the client named, its
-    /// Host kept, nothing injected, no cookie rewritten (a forward proxy's request on the
-    /// client's behalf), and the destination guard on. Made per request: such requests are
+    /// Host kept, nothing injected or added, no cookie rewritten (a forward proxy's request
+    /// on the client's behalf), and the destination guard on. Made per request: such requests are
     /// few, and their upstream is the client's to name.
     func passthrough(scheme: ProxyTarget.Scheme, to authority: TargetAuthority) -> Route? {
         guard let passthroughIndex else { return nil }
@@ -49,7 +49,7 @@ struct RouteTable: Sendable {
         options.refusesLocalDestinations = true
         let config = RouteConfig(name: Self.passthroughName, upstream: UpstreamConfig(url: "\(scheme.rawValue)://\(authority)", options: options),
                                  preserveHost: true, cookies: CookieRewrite(domain: .keep, mapPath: false))
-        return Route(config, index: passthroughIndex, listenerIndex: [:], identities: [:])
+        return Route(config, index: passthroughIndex, listenerIndex: [:], identities: [:], marksForwarding: false)
     }
 
     private static func hostRank(_ host: HostPattern?) -> Int {

@@ -31,7 +31,7 @@ final class TLSFailureLog: Sendable {
         ]
         guard let interceptedHost else { return logger.log(level: level, "tls handshake failed", metadata: metadata) }
         metadata["host"] = .string(interceptedHost)
-        metadata["hint"] = .string(Self.interceptionHint)
+        if failure.reason == .certificateRefused || failure.reason == .closed { metadata["hint"] = .string(Self.interceptionHint) }
         logger.log(level: level, "intercepted tls handshake failed", metadata: metadata)
     }
 

@@ -41,7 +41,7 @@ enum UpstreamRequestBuilder {
         }
         // The proxy's own cookies (the handoff's marks) are for the proxy alone.
         CookieHeader.removeProxyCookies(from: &fields)
-        appendForwarded(to: &fields, clientHost: clientHost, peer: peer, clientUsesTLS: clientUsesTLS)
+        if route.marksForwarding { appendForwarded(to: &fields, clientHost: clientHost, peer: peer, clientUsesTLS: clientUsesTLS) }
         if let via = route.via {
             let hop = "\(head.version.major).\(head.version.minor) \(via)"
             if let existing = fields["Via"] { fields.set(name: "Via", value: existing + ", " + hop) } else { fields.append(name: "Via", value: hop) }
