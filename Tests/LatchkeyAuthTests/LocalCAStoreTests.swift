@@ -129,6 +129,26 @@ import Testing
         }
     }
 
+    @Test func execBundlesAreNamedByTheirRootsAndHoldTheCAOnce() throws {
+        let directory = try TemporaryDirectory()
+        let store = try LocalCAStore(storeDirectory: directory.path, storeKey: try Self.storeKey())
+        let (made, _) = try store.loadOrMake(now: Self.now)
+        let rootsFile = directory.appending("roots.pem"), otherFile = directory.appending("other.pem")
+        let roots = try CertificateAuthority.make(commonName: "Some root", lifetime: .seconds(86_400), now: Self.now).certificate
+        let other = try CertificateAuthority.make(commonName: "Other root", lifetime: .seconds(86_400), now: Self.now).certificate
+        try Data(try roots.pem()).write(to: URL(fileURLWithPath: rootsFile))
+        try Data(try other.pem()).write(to: URL(fileURLWithPath: otherFile))
+        let first = try store.writeBundleForExec(authority: made.certificate, environment: ["SSL_CERT_FILE": rootsFile])
+        let second = try store.writeBundleForExec(authority: made.certificate, environment: ["SSL_CERT_FILE": otherFile])
+        #expect(first != second && first.hasPrefix(store.directory + "/bundle-") && first.hasSuffix(".pem"))
+        #expect(try store.writeBundleForExec(authority: made.certificate, environment: ["SSL_CERT_FILE": rootsFile]) == first)
+        // An earlier bundle as the roots (a nested exec): the same file, the CA still once.
+        #expect(try store.writeBundleForExec(authority: made.certificate, environment: ["SSL_CERT_FILE": first]) == first)
+        let bundle = try Certificate.chain(file: first, now: nil)
+        #expect(bundle.count == 2 && bundle[0].isSame(as: roots) && bundle[1].isSame(as: made.certificate))
+        #expect(try Certificate.chain(file: second, now: nil)[0].isSame(as: other))
+    }
+
     @Test func aLeafMintedByTheStoredCAVerifiesAgainstCaPem() throws {
         let directory = try TemporaryDirectory()
         let store = try LocalCAStore(storeDirectory: directory.path, storeKey: try Self.storeKey())
