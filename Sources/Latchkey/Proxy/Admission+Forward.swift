@@ -91,13 +91,14 @@ extension Admission {
         guard let target = RequestTarget(request.head.target) else {
             return refuse(400, "bad_request", "the request target must be an absolute path without dot-segments")
         }
-        if let host = request.head.fields["Host"], HostAuthority.split(host).host.lowercased() != tunnel.hostForURL {
+        let name = tunnel.hostForURL
+        if let host = request.head.fields["Host"], HostAuthority.split(host).host.lowercased() != name {
             return refuse(421, "misdirected_request", "the request's Host is not the host this tunnel was opened to")
         }
         guard let route = routes.match(listener: request.listener, path: target.path, host: Substring(tunnel.host), requiringHost: true) else {
             return refuse(404, "no_route", "no route for \(tunnel.host) matches this request's path")
         }
-        let clientHost = tunnel.port == 443 ? tunnel.hostForURL : tunnel.description
+        let clientHost = tunnel.port == 443 ? name : "\(name):\(tunnel.port)"
         return decide(request, on: route, target: target, clientHost: clientHost, clientUsesTLS: true, policy: policy)
     }
 
