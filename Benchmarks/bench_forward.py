@@ -89,7 +89,12 @@ class ForwardScenarios:
         try:
             first = self.read_line(p, setup_timeout)
             if first != "ready":
-                sys.exit(f"bench: tunnel_load: {first or 'no answer'}: {p.stderr.read() if p.poll() is not None else ''}")
+                try:
+                    p.wait(timeout=10)  # it exits after a failed setup, having said why on stderr
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+                sys.exit(f"bench: tunnel_load: {first or 'no answer'}: {p.stderr.read().strip()}")
             on_ready()
             p.stdin.write("go\n")
             p.stdin.flush()
