@@ -12,6 +12,7 @@ import Testing
         ListenerConfig(name: "main", address: .tcp(host: "127.0.0.1", port: 8080)),
         ListenerConfig(name: "lan", address: .tcp(host: "0.0.0.0", port: 8443), inbound: .open,
                        tls: ListenerTLSConfig(certificate: .localCA)),
+        ListenerConfig(name: "fwd", address: .tcp(host: "127.0.0.1", port: 3128), mode: .forward),
     ], routes: [])
 
     private func info(resumed: Bool) -> TLSConnectionInfo {
@@ -19,13 +20,15 @@ import Testing
                           serverName: "localhost", clientSubject: nil)
     }
 
-    @Test func handshakesAreCountedByOutcomeOnTLSListenersOnly() {
+    @Test func handshakesAreCountedByOutcomeOnTLSAndForwardListenersOnly() {
         let metrics = ProxyMetrics(config: Self.config, factory: factory)
         metrics.tlsHandshakes.record(.completed(info(resumed: false)), listener: 1)
         metrics.tlsHandshakes.record(.completed(info(resumed: true)), listener: 1)
         metrics.tlsHandshakes.record(.completed(info(resumed: true)), listener: 1)
         metrics.tlsHandshakes.record(.failed(TLSHandshakeFailure(.plainHTTP, detail: "")), listener: 1)
         metrics.tlsHandshakes.record(.completed(info(resumed: false)), listener: 0)
+        // A forward listener's: the handshakes inside its intercepted tunnels.
+        metrics.tlsHandshakes.record(.failed(TLSHandshakeFailure(.certificateRefused, detail: "")), listener: 2)
 
         let samples = MetricsTestSupport.samples(factory.registry)
         #expect(samples[#"latchkey_tls_handshakes_total{listener="lan",outcome="new"}"#] == "1")
@@ -34,6 +37,7 @@ import Testing
         for reason in TLSHandshakeFailure.Reason.allCases where reason != .plainHTTP {
             #expect(samples[#"latchkey_tls_handshakes_total{listener="lan",outcome="\#(reason.rawValue)"}"#] == "0")
         }
+        #expect(samples[#"latchkey_tls_handshakes_total{listener="fwd",outcome="certificate_refused"}"#] == "1")
         #expect(!samples.keys.contains { $0.contains(#"listener="main""#) && $0.hasPrefix("latchkey_tls") })
     }
 }

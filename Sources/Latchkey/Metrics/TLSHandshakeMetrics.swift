@@ -4,8 +4,9 @@ import LatchkeyServer
 import LatchkeyTLS
 
 /// `latchkey_tls_handshakes_total{listener, outcome}`: every handshake on a TLS listener,
-/// by how it ended. Every series of every TLS listener is made at start, as ProxyMetrics'
-/// are; plain listeners have none.
+/// or inside a forward listener's intercepted tunnels, by how it ended. Every series of
+/// every such listener is made at start, as ProxyMetrics' are; plain reverse listeners
+/// have none.
 struct TLSHandshakeMetrics: Sendable {
     /// By listener index; empty for a plain listener.
     private let counters: [[String: Counter]]
@@ -15,7 +16,7 @@ struct TLSHandshakeMetrics: Sendable {
 
     init(config: Config, factory: any MetricsFactory) {
         counters = config.listeners.map { listener in
-            guard listener.tls != nil else { return [:] }
+            guard listener.tls != nil || listener.mode == .forward else { return [:] }
             return Dictionary(uniqueKeysWithValues: Self.outcomes.map { outcome in
                 (outcome, Counter(label: "latchkey_tls_handshakes_total", dimensions: [("listener", listener.name), ("outcome", outcome)],
                                   factory: factory))
