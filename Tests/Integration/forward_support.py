@@ -12,13 +12,11 @@ configuration of a forward listener whose route names that host.
 from __future__ import annotations
 
 import json
-import ssl
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 from support import TOKEN
-from tls_support import Certs
+from tls_support import Certs, HTTPSTestServer
 
 HOST = "api.test"
 PROXY_SECRET = "proxy-secret-0123456789"
@@ -47,33 +45,13 @@ class _EchoHandler(BaseHTTPRequestHandler):
         pass
 
 
-class ApiServer:
+class ApiServer(HTTPSTestServer):
     """An HTTPS echo server on 127.0.0.1 whose certificate names `localhost`, signed by a CA
     of its own (`ca`): the route's upstream is https://localhost:PORT with `ca_file`."""
 
     def __init__(self, certs: Certs):
-        self.ca = certs.ca("api-ca")
-        pair = certs.leaf(self.ca, "api", names=("localhost", "127.0.0.1"))
-        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        context.load_cert_chain(str(pair.cert), str(pair.key))
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _EchoHandler)
-        self.server.daemon_threads = True
-        self.server.seen = []
-        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"https://localhost:{self.port}"
-
-    @property
-    def seen(self) -> list[dict]:
-        return self.server.seen
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(certs, _EchoHandler, "api-ca")
+        self.start()
 
 
 def forward_config(api: ApiServer, *, route: dict | None = None, listener: dict | None = None, routes: list | None = None,

@@ -13,14 +13,12 @@ otherwise, so a clone or ls-remote works only with the credential.
 from __future__ import annotations
 
 import os
-import ssl
 import subprocess
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 from support import TOKEN
-from tls_support import Certs
+from tls_support import Certs, HTTPSTestServer
 
 REPO_NAME = "repo.git"
 BRANCH = "main"
@@ -118,7 +116,7 @@ class _GitHandler(BaseHTTPRequestHandler):
         pass
 
 
-class GitServer:
+class GitServer(HTTPSTestServer):
     """`git http-backend` over HTTPS on 127.0.0.1, serving `repo.git` (one commit on main)."""
 
     def __init__(self, certs: Certs, directory: Path, token: str = TOKEN):
@@ -135,28 +133,7 @@ class GitServer:
         _must(run_git("push", "-q", str(bare), BRANCH, cwd=work))
         self.head = _must(run_git("rev-parse", "HEAD", cwd=work)).strip()
 
-        self.ca = certs.ca("git-ca")
-        pair = certs.leaf(self.ca, "git", names=("localhost", "127.0.0.1"))
-        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        context.load_cert_chain(str(pair.cert), str(pair.key))
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _GitHandler)
-        self.server.daemon_threads = True
+        super().__init__(certs, _GitHandler, "git-ca")
         self.server.root = self.root
         self.server.token = token
-        self.server.seen = []
-        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"https://localhost:{self.port}"
-
-    @property
-    def seen(self) -> list[dict]:
-        """Each request: method, path (with query) and the Authorization it carried."""
-        return self.server.seen
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.start()

@@ -199,3 +199,39 @@ def nss_home(home: Path, ca: Path) -> Path:
         done = subprocess.run(["certutil", "-d", f"sql:{db}", *args], capture_output=True, text=True, timeout=30)
         assert done.returncode == 0, f"certutil {' '.join(args)}:\n{done.stdout}{done.stderr}"
     return home
+
+
+class HTTPSTestServer:
+    """A threaded HTTPS server on 127.0.0.1 with a CA of its own (`ca`), whose certificate
+    names `localhost` and 127.0.0.1: an upstream a route reaches with `ca_file`. Subclasses
+    give the handler class and set what it reads on `self.server` before `start()`."""
+
+    def __init__(self, certs: Certs, handler, ca_name: str):
+        from http.server import ThreadingHTTPServer
+
+        self.ca = certs.ca(ca_name)
+        pair = certs.leaf(self.ca, ca_name.removesuffix("-ca"), names=("localhost", "127.0.0.1"))
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(str(pair.cert), str(pair.key))
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        self.server.seen = []
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.port = self.server.server_address[1]
+
+    def start(self) -> None:
+        import threading
+
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"https://localhost:{self.port}"
+
+    @property
+    def seen(self) -> list[dict]:
+        return self.server.seen
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
