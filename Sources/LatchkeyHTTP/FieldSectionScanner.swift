@@ -32,6 +32,8 @@ struct FieldSectionScanner: Sendable, Equatable {
     private(set) var sectionStart = 0
     /// The request line, CRLF excluded, once it is complete.
     private(set) var requestLine: Range<Int> = 0..<0
+    /// A response's first line: the status line, in the request line's place.
+    var statusLine: Range<Int> { requestLine }
     private(set) var fieldLineCount = 0
     let expectsRequestLine: Bool
 

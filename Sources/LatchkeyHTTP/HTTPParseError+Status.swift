@@ -6,6 +6,8 @@ extension HTTPParseError {
         case .headersTooLarge, .tooManyHeaders: 431 // RFC 6585 §5
         case .unsupportedTransferEncoding: 501 // RFC 9112 §6.1
         case .unsupportedVersion: 505 // RFC 9110 §15.6.6
+        // An upstream's response the proxy cannot read: RFC 9110 §15.6.3.
+        case .badStatusLine, .truncatedResponse: 502
         case .badRequestLine, .invalidTarget, .invalidLineEnding, .invalidFieldName,
              .whitespaceBeforeColon, .invalidFieldValue, .obsFold, .missingHost, .multipleHost,
              .invalidHost, .invalidContentLength, .conflictingContentLength,
@@ -38,6 +40,8 @@ extension HTTPParseError: CustomStringConvertible {
         case .invalidContentLength: "invalid Content-Length"
         case .conflictingContentLength: "conflicting Content-Length values"
         case .contentLengthWithTransferEncoding: "both Content-Length and Transfer-Encoding"
+        case .badStatusLine: "malformed response head"
+        case .truncatedResponse: "response cut short"
         case .transferEncodingInHTTP10: "Transfer-Encoding in an HTTP/1.0 request"
         case .chunkedNotFinal: "Transfer-Encoding does not end in a single chunked"
         case .unsupportedTransferEncoding: "unsupported transfer coding"

@@ -56,6 +56,11 @@ public struct HTTPParseError: Error, Sendable, Equatable, Hashable {
         case invalidChunkExtension
         /// Chunk data not followed by CRLF, or a chunk-size line not ended by CRLF.
         case badChunkFraming
+        /// A response's first line is not `HTTP-version SP 3DIGIT [SP reason]` (RFC 9112
+        /// §4), or a field line of a response head is malformed (ResponseDecoder).
+        case badStatusLine
+        /// A response ended before the length its framing promised (ResponseDecoder).
+        case truncatedResponse
     }
 
     public let code: Code

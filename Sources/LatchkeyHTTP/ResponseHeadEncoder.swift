@@ -1,17 +1,11 @@
 /// Serialises a response head: `HTTP/1.1 200 OK\r\nName: value\r\n…\r\n` (RFC 9112 §4, §5).
 public enum ResponseHeadEncoder {
-    /// Appends the status line, the fields and the empty line to `buffer`.
-    ///
-    /// Fields reach this point from upstreams and from our own code, so the encoder is the
-    /// last guard against response splitting: a field whose name is not a token is left
-    /// out, and CR, LF, NUL or any other control byte in a value (HTAB excepted) is
-    /// written as a space. A `status` outside 100…999 is written as 500.
+    /// Appends the status line, the fields and the empty line to `buffer`. The fields are
+    /// written as `FieldSectionEncoder` does, the last guard against response splitting. A
+    /// `status` outside 100…999 is written as 500.
     public static func encode(status: Int, fields: HTTPFields, into buffer: inout [UInt8]) {
         let code = (100...999).contains(status) ? status : 500
-        var estimate = 17 + 32 + 2
-        for field in fields { estimate += field.name.utf8.count + field.value.utf8.count + 4 }
-        buffer.reserveCapacity(buffer.count + estimate)
-
+        buffer.reserveCapacity(buffer.count + 17 + 32 + FieldSectionEncoder.estimate(fields))
         buffer.append(contentsOf: "HTTP/1.1 ".utf8)
         buffer.append(ASCII.zero + UInt8(code / 100))
         buffer.append(ASCII.zero + UInt8(code / 10 % 10))
@@ -20,14 +14,49 @@ public enum ResponseHeadEncoder {
         buffer.append(contentsOf: HTTPStatus.reasonPhrase(code).utf8)
         buffer.append(ASCII.cr)
         buffer.append(ASCII.lf)
+        FieldSectionEncoder.append(fields, to: &buffer)
+    }
+}
+
+/// Serialises a request head for an upstream Latchkey writes to itself (an Upgrade
+/// handshake): `GET /path HTTP/1.1\r\nName: value\r\n…\r\n` (RFC 9112 §3, §5).
+public enum RequestHeadEncoder {
+    /// Appends the request line, the fields and the empty line to `buffer`; false, with
+    /// nothing appended, when `method` is not a token or `target` holds a byte outside
+    /// visible ASCII (the request line cannot be repaired the way a field value can).
+    public static func encode(method: String, target: String, fields: HTTPFields, into buffer: inout [UInt8]) -> Bool {
+        guard !method.isEmpty, method.utf8.allSatisfy(ASCII.isTokenByte),
+              !target.isEmpty, target.utf8.allSatisfy({ $0 > ASCII.sp && $0 < 0x7F }) else { return false }
+        buffer.reserveCapacity(buffer.count + method.utf8.count + target.utf8.count + 12 + FieldSectionEncoder.estimate(fields))
+        buffer.append(contentsOf: method.utf8)
+        buffer.append(ASCII.sp)
+        buffer.append(contentsOf: target.utf8)
+        buffer.append(contentsOf: " HTTP/1.1\r\n".utf8)
+        FieldSectionEncoder.append(fields, to: &buffer)
+        return true
+    }
+}
+
+/// The field lines and the empty line that end a head, for both encoders. Fields reach this
+/// point from clients, upstreams and our own code, so it is the last guard against message
+/// splitting: a field whose name is not a token is left out, and CR, LF, NUL or any other
+/// control byte in a value (HTAB excepted) is written as a space.
+enum FieldSectionEncoder {
+    static func estimate(_ fields: HTTPFields) -> Int {
+        var estimate = 2
+        for field in fields { estimate += field.name.utf8.count + field.value.utf8.count + 4 }
+        return estimate
+    }
+
+    static func append(_ fields: HTTPFields, to buffer: inout [UInt8]) {
         for field in fields {
             // withUTF8 hands over the string's own bytes (no copy for a native string): the
             // checks and copies below then run over a buffer instead of a UTF8View, which
-            // was most of this function's cost.
+            // was most of the response encoder's cost.
             var name = field.name
             var value = field.value
             name.withUTF8 { name in
-                guard isToken(name) else { return }
+                guard !name.isEmpty, name.allSatisfy(ASCII.isTokenByte) else { return }
                 buffer.append(contentsOf: name)
                 buffer.append(ASCII.colon)
                 buffer.append(ASCII.sp)
@@ -38,10 +67,6 @@ public enum ResponseHeadEncoder {
         }
         buffer.append(ASCII.cr)
         buffer.append(ASCII.lf)
-    }
-
-    private static func isToken(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
-        !name.isEmpty && name.allSatisfy(ASCII.isTokenByte)
     }
 
     private static func appendValue(_ value: UnsafeBufferPointer<UInt8>, to buffer: inout [UInt8]) {
