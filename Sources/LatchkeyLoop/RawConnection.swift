@@ -8,6 +8,9 @@ public protocol RawConnection: AnyObject {
     func watch(_ events: IOEvents, handler: IOHandler) throws(SystemError)
     /// Bytes read into `buffer`: nil when none are ready, 0 when the peer finished sending.
     func receive(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int?
+    /// Whether bytes may wait inside the connection that its descriptor's readiness does not
+    /// show (decrypted TLS records): such a connection is read until `receive` says nil.
+    var mayHoldReadBytes: Bool { get }
     /// Bytes taken from `bytes`: nil when none could be taken now.
     func send(_ bytes: UnsafeRawBufferPointer) throws(SystemError) -> Int?
     /// Nothing more will be sent (a half close, RFC 9293 §3.6).

@@ -48,6 +48,9 @@ extension ConnectionMachine {
 
     enum ShutdownAction: Equatable {
         case close
+        /// An upgraded WebSocket stream: close frames are owed both ways at the next frame
+        /// boundaries (`relayFrameBoundary`).
+        case closeWebSocket
         /// Close once what is queued has been written.
         case flushThenClose
         /// Let the exchange finish; the connection closes after its response.
@@ -210,6 +213,11 @@ extension ConnectionMachine {
             exchange.keepAlive = false
             state = .exchange(exchange)
             return .finishExchange
+        case .relaying(var relay) where relay.kind == .upgrade(webSocket: true):
+            if relay.toUpstream == .open { relay.toUpstream = .closing }
+            if relay.toClient == .open { relay.toClient = .closing }
+            state = .relaying(relay)
+            return .closeWebSocket
         // A tunnel's bytes are in flight: it ends on its own, or when the grace period
         // closes every connection.
         case .openingTunnel, .relaying, .closingAfterFlush, .lingering, .closed:

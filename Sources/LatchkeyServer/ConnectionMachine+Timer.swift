@@ -27,8 +27,12 @@ extension ConnectionMachine {
             return since.advanced(by: settings.headTimeout)
         case .idle, .closingAfterFlush, .openingTunnel:
             return now.advanced(by: settings.idleTimeout)
-        case .relaying:
-            return now.advanced(by: settings.tunnelIdleTimeout)
+        case .relaying(let relay):
+            switch relay.kind {
+            case .tunnel: return now.advanced(by: settings.tunnelIdleTimeout)
+            // Long-lived sockets are the point of an upgrade: no timeout unless configured.
+            case .upgrade: return settings.upgradeIdleTimeout.map { now.advanced(by: $0) }
+            }
         case .exchange(let exchange):
             // Only what is returned is computed: a Duration's nanoseconds take 128-bit
             // arithmetic, and this runs several times per request.

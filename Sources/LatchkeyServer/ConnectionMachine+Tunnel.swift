@@ -4,25 +4,41 @@ import LatchkeyLoop
 /// intercepted tunnel or a relay whose two directions end one at a time (RFC 9293 §3.6: a
 /// half close says "nothing more from me" and the other way stays open).
 extension ConnectionMachine {
-    /// What a tunnel becomes once its `200` has been written.
+    /// What a tunnel becomes once its answer (`200`, or `101` for an upgrade) has been
+    /// written.
     enum TunnelKind: Equatable {
         /// TLS ends here; the requests inside are served like any others.
         case intercept
         /// Bytes go both ways unread.
-        case relay
+        case relay(RelayKind)
+    }
+
+    enum RelayKind: Equatable {
+        /// A CONNECT to a `tunnel:` host: timed by the tunnel idle timeout.
+        case tunnel
+        /// A request's `101 Switching Protocols`: timed by the upgrade idle timeout, if any;
+        /// a WebSocket one is closed with a close frame at shutdown.
+        case upgrade(webSocket: Bool)
     }
 
     /// One direction of a relayed tunnel.
     enum RelayFlow: Equatable {
         /// Its sender may send more.
         case open
-        /// Its sender finished; bytes it sent are still on their way.
+        /// Shutting down a WebSocket: a close frame is owed at this direction's next frame
+        /// boundary; its sender is read until then.
+        case closing
+        /// Its sender finished (or was cut off after a close frame); bytes are still on
+        /// their way.
         case draining
         /// Everything was delivered and the receiver was told that nothing more follows.
         case finished
+
+        var isReading: Bool { self == .open || self == .closing }
     }
 
     struct Relay: Equatable {
+        var kind: RelayKind
         /// Client to upstream.
         var toUpstream = RelayFlow.open
         /// Upstream to client.
@@ -41,6 +57,9 @@ extension ConnectionMachine {
         case finishSending(to: RelaySide)
         /// Both directions are finished: close both sides.
         case close
+        /// Write a close frame towards `side` now, at a frame boundary; its sender is no
+        /// longer read, and the direction ends once the frame is delivered.
+        case sendClose(to: RelaySide)
     }
 
     var isRelaying: Bool {
@@ -65,24 +84,45 @@ extension ConnectionMachine {
         handshakeTimeout = timeout
     }
 
-    /// The `200` of a relaying tunnel was written: bytes flow both ways from now.
+    /// The answer of a relaying tunnel was written: bytes flow both ways from now.
     mutating func relayStarted() {
-        guard case .openingTunnel(.relay) = state else { return }
-        state = .relaying(Relay())
+        guard case .openingTunnel(.relay(let kind)) = state else { return }
+        state = .relaying(Relay(kind: kind))
     }
 
     /// Whether to read the upstream: its direction is open and the client's output is below
     /// the high-water mark (backpressure on the upstream otherwise).
     func wantsUpstreamInput(outputPending: Int, highWater: Int) -> Bool {
         guard case .relaying(let relay) = state else { return false }
-        return relay.toClient == .open && outputPending < highWater
+        return relay.toClient.isReading && outputPending < highWater
+    }
+
+    /// Whether a close frame is owed towards `side` (its direction is `closing`).
+    func owesCloseFrame(towards side: RelaySide) -> Bool {
+        guard case .relaying(let relay) = state else { return false }
+        return (side == .upstream ? relay.toUpstream : relay.toClient) == .closing
+    }
+
+    /// The bytes queued towards `side` end at a frame boundary: a close frame owed there
+    /// goes out now.
+    mutating func relayFrameBoundary(towards side: RelaySide) -> RelayStep {
+        guard case .relaying(var relay) = state else { return .none }
+        if side == .upstream, relay.toUpstream == .closing {
+            relay.toUpstream = .draining
+        } else if side == .client, relay.toClient == .closing {
+            relay.toClient = .draining
+        } else {
+            return .none
+        }
+        state = .relaying(relay)
+        return .sendClose(to: side)
     }
 
     /// Nothing more goes either way between the client and the relay: the client finished
     /// sending, and everything for it was delivered and its end passed on.
     var relayIsDoneWithClient: Bool {
         guard case .relaying(let relay) = state else { return false }
-        return relay.toUpstream != .open && relay.toClient == .finished
+        return !relay.toUpstream.isReading && relay.toClient == .finished
     }
 
     /// `side` finished sending (end of stream). `undelivered`: bytes it sent still wait to
@@ -90,7 +130,7 @@ extension ConnectionMachine {
     mutating func relayPeerFinished(_ side: RelaySide, undelivered: Bool) -> RelayStep {
         let receiver: RelaySide = side == .client ? .upstream : .client
         return updateRelay(towards: receiver) { flow in
-            guard flow == .open else { return false }
+            guard flow.isReading else { return false }
             flow = undelivered ? .draining : .finished
             return !undelivered
         }

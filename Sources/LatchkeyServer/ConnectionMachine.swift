@@ -114,7 +114,7 @@ struct ConnectionMachine {
         switch state {
         case .handshaking, .opened, .idle, .readingHead: true
         case .exchange: !bufferFull
-        case .relaying(let relay): relay.toUpstream == .open && !bufferFull
+        case .relaying(let relay): relay.toUpstream.isReading && !bufferFull
         // Bytes behind the CONNECT wait in the socket until the tunnel has started.
         case .openingTunnel, .closingAfterFlush, .lingering, .closed: false
         }

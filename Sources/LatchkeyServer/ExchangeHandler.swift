@@ -76,6 +76,9 @@ public struct ConnectionSettings: Sendable {
     /// (nginx's stream `proxy_timeout`, 10 minutes by default): far longer than a kept-alive
     /// connection's idle time, since a tunnel may carry a long poll or a slow job.
     public var tunnelIdleTimeout: Duration
+    /// Longest silence both ways through an upgraded connection (a WebSocket) before it is
+    /// closed; nil for none, the default.
+    public var upgradeIdleTimeout: Duration?
     /// Client connections for the process, across all loops (503 beyond).
     public var maxConnections: Int
     /// Buffered response bytes above which `sendBody` asks the producer to wait.
@@ -88,7 +91,8 @@ public struct ConnectionSettings: Sendable {
 
     public init(
         http: HTTPLimits = .init(), headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60),
-        bodyTimeout: Duration = .seconds(60), tunnelIdleTimeout: Duration = .seconds(600), maxConnections: Int = 10_000,
+        bodyTimeout: Duration = .seconds(60), tunnelIdleTimeout: Duration = .seconds(600), upgradeIdleTimeout: Duration? = nil,
+        maxConnections: Int = 10_000,
         outboundHighWater: Int = 256 * 1024, maxRequestBodyBytes: UInt64? = nil, keepAlive: Bool = true
     ) {
         self.http = http
@@ -96,6 +100,7 @@ public struct ConnectionSettings: Sendable {
         self.idleTimeout = idleTimeout
         self.bodyTimeout = bodyTimeout
         self.tunnelIdleTimeout = tunnelIdleTimeout
+        self.upgradeIdleTimeout = upgradeIdleTimeout
         self.maxConnections = maxConnections
         self.outboundHighWater = outboundHighWater
         self.maxRequestBodyBytes = maxRequestBodyBytes

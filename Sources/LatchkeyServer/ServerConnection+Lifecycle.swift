@@ -94,7 +94,7 @@ extension ServerConnection {
             // the tunnel ends first, and comes back here.
             return endRelay(server.isShuttingDown ? .shutdown : .failed(detail: "the client connection closed"))
         }
-        if case .relay(let upstream)? = pendingTunnel { upstream.close() }
+        pendingTunnel?.upstream?.close()
         pendingTunnel = nil
         guard machine.close() else { return }
         let handler = self.handler
@@ -122,6 +122,8 @@ extension ServerConnection {
         switch machine.shutdown(outputPending: pendingOutput > 0) {
         case .close:
             close()
+        case .closeWebSocket:
+            closeWebSocketAtFrameBoundaries()
         case .flushThenClose:
             flush()
         case .finishExchange:

@@ -1,3 +1,4 @@
+import LatchkeyHTTP
 import LatchkeyLoop
 
 /// A relayed CONNECT tunnel: client bytes go through `input` to the upstream, upstream bytes
@@ -7,10 +8,14 @@ import LatchkeyLoop
 /// high-water mark, plus one read buffer). The machine decides when a direction ends and
 /// when the tunnel does.
 extension ServerConnection {
-    func startRelay(_ upstream: RawConnection) {
+    /// `early`: bytes the upstream sent behind its `101`, already queued for the client.
+    func startRelay(_ upstream: RawConnection, webSocket: Bool, early: [UInt8] = []) {
         machine.relayStarted()
-        relay = RelayUpstream(upstream, connection: self)
-        // Bytes the client sent right behind its CONNECT go first.
+        let relay = RelayUpstream(upstream, webSocket: webSocket, connection: self)
+        self.relay = relay
+        early.withUnsafeBytes { relay.toClientFrames?.consume($0) }
+        // Bytes the client sent right behind its request go first.
+        relay.toUpstreamFrames?.consume(input.readable)
         pumpToUpstream()
         updateInterest()
         updateTimer()
@@ -50,7 +55,7 @@ extension ServerConnection {
         relayProgressed()
     }
 
-    private func relayProgressed() {
+    func relayProgressed() {
         guard relay != nil, !machine.isClosed else { return }
         updateInterest()
         updateTimer()
@@ -67,12 +72,18 @@ extension ServerConnection {
             }
             guard let count else { return }
             if count == 0 {
-                return performRelay(machine.relayPeerFinished(.client, undelivered: !input.isEmpty))
+                return performRelay(machine.relayPeerFinished(.client, undelivered: hasBytesForUpstream))
             }
             input.didWrite(count)
             exchange?.requestBodyBytes += UInt64(count)
+            if let relay, relay.toUpstreamFrames != nil {
+                relay.toUpstreamFrames?.consume(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(space)[0..<count]))
+                closeAtFrameBoundary(towards: .upstream)
+            }
             pumpToUpstream()
-            if count < space.count { return }
+            // OpenSSL may hold decrypted bytes that epoll cannot report: a TLS client is
+            // read until it has nothing more.
+            if count < space.count && tls == nil { return }
         }
     }
 
@@ -83,22 +94,34 @@ extension ServerConnection {
         interest = []
     }
 
-    /// Writes what the client sent to the upstream, as far as it takes it.
+    /// Writes what the client sent to the upstream, then a close frame the relay owes it,
+    /// as far as the upstream takes them.
     func pumpToUpstream() {
         guard let relay else { return }
         while !input.isEmpty {
-            let sent: Int?
-            do {
-                sent = try relay.upstream.send(input.readable)
-            } catch {
-                return endRelay(.failed(detail: "writing the upstream: \(error)"))
-            }
-            guard let sent, sent > 0 else { return }
+            guard let sent = send(input.readable, to: relay), sent > 0 else { return }
             input.consume(sent)
         }
         input.releaseIfEmpty()
+        while !relay.owedToUpstream.isEmpty {
+            guard let sent = relay.owedToUpstream.withUnsafeBytes({ send($0, to: relay) }), sent > 0 else { return }
+            relay.owedToUpstream.removeFirst(sent)
+        }
         performRelay(machine.relayDelivered(to: .upstream))
     }
+
+    /// RawConnection.send; nil when nothing was taken or the relay ended.
+    private func send(_ bytes: UnsafeRawBufferPointer, to relay: RelayUpstream) -> Int? {
+        do {
+            return try relay.upstream.send(bytes)
+        } catch {
+            endRelay(.failed(detail: "writing the upstream: \(error)"))
+            return nil
+        }
+    }
+
+    /// Whether client bytes (or a close frame) still wait for the upstream.
+    var hasBytesForUpstream: Bool { !input.isEmpty || relay?.owedToUpstream.isEmpty == false }
 
     /// Reads the upstream while the client's output is below the high-water mark, sending
     /// straight to the client when nothing is queued.
@@ -116,8 +139,11 @@ extension ServerConnection {
                 return performRelay(machine.relayPeerFinished(.upstream, undelivered: pendingOutput > 0))
             }
             exchange?.responseBodyBytes += UInt64(count)
-            deliverToClient(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            if machine.isClosed || count < buffer.count { return }
+            let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+            relay.toClientFrames?.consume(bytes)
+            deliverToClient(bytes)
+            if relay.toClientFrames != nil { closeAtFrameBoundary(towards: .client) }
+            if machine.isClosed || count < buffer.count && !relay.upstream.mayHoldReadBytes { return }
         }
     }
 
@@ -138,6 +164,14 @@ extension ServerConnection {
         switch step {
         case .none:
             break
+        case .sendClose(to: .client):
+            output.append(contentsOf: WebSocketFrameBoundary.closeFrame(code: WebSocketFrameBoundary.goingAway))
+            scheduleFlush()
+        case .sendClose(to: .upstream):
+            // RFC 6455 §5.3: a client's frames are masked, with a key it chose.
+            relay?.owedToUpstream += WebSocketFrameBoundary.closeFrame(
+                code: WebSocketFrameBoundary.goingAway, mask: (.random(in: 0...255), .random(in: 0...255), .random(in: 0...255), .random(in: 0...255)))
+            pumpToUpstream()
         case .finishSending(to: .upstream):
             relay?.upstream.finishSending()
         case .finishSending(to: .client):
@@ -146,6 +180,22 @@ extension ServerConnection {
         case .close:
             endRelay(.closed)
         }
+    }
+
+    /// Graceful shutdown of a WebSocket: each direction gets its close frame at its next
+    /// frame boundary (now, for a direction between frames), and is read no more after it.
+    func closeWebSocketAtFrameBoundaries() {
+        closeAtFrameBoundary(towards: .client)
+        closeAtFrameBoundary(towards: .upstream)
+        if relay != nil { relayProgressed() }
+    }
+
+    /// The close frame owed towards `side`, if the bytes queued for it end a frame.
+    private func closeAtFrameBoundary(towards side: ConnectionMachine.RelaySide) {
+        guard let relay, machine.owesCloseFrame(towards: side) else { return }
+        let frames = side == .client ? relay.toClientFrames : relay.toUpstreamFrames
+        guard frames?.isAtBoundary ?? true else { return }
+        performRelay(machine.relayFrameBoundary(towards: side))
     }
 
     /// Ends the tunnel: the upstream is released, the exchange's handler hears how it ended
@@ -168,7 +218,7 @@ extension ServerConnection {
         guard let relay else { return }
         var wanted: IOEvents = []
         if machine.wantsUpstreamInput(outputPending: pendingOutput, highWater: server.settings.outboundHighWater) { wanted.insert(.readable) }
-        if !input.isEmpty { wanted.insert(.writable) }
+        if hasBytesForUpstream { wanted.insert(.writable) }
         guard wanted != relay.interest else { return }
         do {
             try relay.upstream.watch(wanted, handler: relay)
@@ -185,15 +235,25 @@ final class RelayUpstream: IOHandler {
     let upstream: RawConnection
     let buffer: UnsafeMutableRawBufferPointer
     var interest: IOEvents = []
+    /// A close frame the relay wrote for the upstream, sent after the client's bytes.
+    var owedToUpstream: [UInt8] = []
+    /// A WebSocket's frame boundaries each way, for the close frames of a shutdown; nil for
+    /// any other protocol, whose bytes are not looked at.
+    var toClientFrames: WebSocketFrameBoundary?
+    var toUpstreamFrames: WebSocketFrameBoundary?
     /// The connection owns this object and ends the relay (releasing it) before it goes.
     unowned(unsafe) let connection: ServerConnection
 
     static let bufferSize = 16 * 1024
 
-    init(_ upstream: RawConnection, connection: ServerConnection) {
+    init(_ upstream: RawConnection, webSocket: Bool, connection: ServerConnection) {
         self.upstream = upstream
         self.connection = connection
         buffer = .allocate(byteCount: Self.bufferSize, alignment: 16)
+        if webSocket {
+            toClientFrames = WebSocketFrameBoundary()
+            toUpstreamFrames = WebSocketFrameBoundary()
+        }
     }
 
     deinit {

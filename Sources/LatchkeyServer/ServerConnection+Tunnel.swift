@@ -7,12 +7,21 @@ import LatchkeyTLS
 extension ServerConnection {
     func openTunnel(_ exchange: ServerExchange, _ tunnel: Tunnel) {
         guard exchange === self.exchange, !exchange.finished, machine.tunnelOpened(tunnel.kind) else {
-            if case .relay(let upstream) = tunnel { upstream.close() }
+            tunnel.upstream?.close()
             return
         }
-        exchange.status = 200
-        // RFC 9110 §9.3.6: no body and no framing fields in a 2xx to CONNECT.
-        ResponseHeadEncoder.encode(status: 200, fields: HTTPFields(), into: &output)
+        switch tunnel {
+        case .intercept, .relay:
+            exchange.status = 200
+            // RFC 9110 §9.3.6: no body and no framing fields in a 2xx to CONNECT.
+            ResponseHeadEncoder.encode(status: 200, fields: HTTPFields(), into: &output)
+        case .upgrade(_, let fields, let early, _):
+            exchange.status = 101
+            ResponseHeadEncoder.encode(status: 101, fields: fields, into: &output)
+            // The new protocol's first bytes leave with the head.
+            output.append(contentsOf: early)
+            exchange.responseBodyBytes += UInt64(early.count)
+        }
         pendingTunnel = tunnel
         if case .intercept = tunnel {
             // The CONNECT itself is over: the requests inside are exchanges of their own.
@@ -24,7 +33,7 @@ extension ServerConnection {
         scheduleFlush()
     }
 
-    /// The `200` has been written: the tunnel starts.
+    /// The answer has been written: the tunnel starts.
     func startTunnel() {
         guard let tunnel = pendingTunnel else { return close() }
         pendingTunnel = nil
@@ -32,7 +41,9 @@ extension ServerConnection {
         case .intercept(let context, let authority):
             startInterception(context, authority: authority)
         case .relay(let upstream):
-            startRelay(upstream)
+            startRelay(upstream, webSocket: false)
+        case .upgrade(let upstream, _, let early, let webSocket):
+            startRelay(upstream, webSocket: webSocket, early: early)
         }
     }
 
@@ -53,5 +64,15 @@ extension ServerConnection {
         machine.interceptionStarted(at: loop.now, handshakeTimeout: server.settings.headTimeout)
         updateInterest()
         updateTimer()
+    }
+}
+
+extension Tunnel {
+    /// The upstream connection a relayed tunnel owns.
+    var upstream: RawConnection? {
+        switch self {
+        case .intercept: nil
+        case .relay(let upstream), .upgrade(let upstream, _, _, _): upstream
+        }
     }
 }

@@ -12,11 +12,17 @@ public enum Tunnel {
     /// Moves bytes both ways between the client and `upstream`, unread, until both sides
     /// have finished.
     case relay(RawConnection)
+    /// An upgraded request (RFC 9110 §7.8): the upstream's `101 Switching Protocols` is
+    /// written with `fields`, then `early` (what the upstream sent right behind its head),
+    /// and bytes flow both ways as for a relay. A WebSocket (RFC 6455) is closed with close
+    /// frames at shutdown.
+    case upgrade(RawConnection, fields: HTTPFields, early: [UInt8], webSocket: Bool)
 
     var kind: ConnectionMachine.TunnelKind {
         switch self {
         case .intercept: .intercept
-        case .relay: .relay
+        case .relay: .relay(.tunnel)
+        case .upgrade(_, _, _, let webSocket): .relay(.upgrade(webSocket: webSocket))
         }
     }
 }

@@ -112,7 +112,7 @@ public final class UpstreamClient {
     /// also cancels it while it is being made).
     public func connect(to url: String, options: UpstreamOptions, delegate: UpstreamConnectionDelegate) -> UpstreamConnection? {
         guard let easy = CurlEasy(events: events) else { return nil }
-        let connection = UpstreamConnection(client: self, easy: easy, delegate: delegate)
+        let connection = UpstreamConnection(client: self, easy: easy, delegate: delegate, overTLS: url.lowercased().hasPrefix("https:"))
         easy.connection = connection
         connections[ObjectIdentifier(connection)] = connection
         var status = CurlStatus()

@@ -23,11 +23,14 @@ public final class UpstreamConnection: RawConnection {
     @exclusivity(unchecked) private weak var delegate: UpstreamConnectionDelegate?
     /// The socket, once connected.
     @exclusivity(unchecked) private var fd: Int32 = -1
+    /// TLS to the upstream (an https URL): curl may hold decrypted bytes.
+    public let mayHoldReadBytes: Bool
 
-    init(client: UpstreamClient, easy: CurlEasy, delegate: UpstreamConnectionDelegate) {
+    init(client: UpstreamClient, easy: CurlEasy, delegate: UpstreamConnectionDelegate, overTLS: Bool) {
         self.client = client
         self.easy = easy
         self.delegate = delegate
+        mayHoldReadBytes = overTLS
     }
 
     // MARK: from the client
@@ -79,9 +82,10 @@ public final class UpstreamConnection: RawConnection {
     }
 
     /// shutdown(SHUT_WR) on curl's socket: curl has no call for a half close, and on a plain
-    /// connection (the relays') it has nothing buffered to send first.
+    /// connection it has nothing buffered to send first. Over TLS a FIN without close_notify
+    /// would read as a cut: nothing is done, and `close` ends the session properly.
     public func finishSending() {
-        guard easy != nil, fd >= 0 else { return }
+        guard easy != nil, fd >= 0, !mayHoldReadBytes else { return }
         _ = shutdown(fd, Int32(SHUT_WR))
     }
 

@@ -21,8 +21,8 @@ struct ConnectionMachineTunnelTests {
         return machine
     }
 
-    func relaying() -> ConnectionMachine {
-        var machine = opened(.relay)
+    func relaying(_ kind: ConnectionMachine.RelayKind = .tunnel) -> ConnectionMachine {
+        var machine = opened(.relay(kind))
         machine.relayStarted()
         #expect(machine.isRelaying)
         return machine
@@ -30,7 +30,7 @@ struct ConnectionMachineTunnelTests {
 
     @Test func theTunnelStartsOnlyOnceItsAnswerIsWritten() {
         var machine = ConnectionMachineTests().serving(Self.connect)
-        let accepted = machine.tunnelOpened(.relay)
+        let accepted = machine.tunnelOpened(.relay(.tunnel))
         let partly = machine.outputFlushed(pending: 19, highWater: 1000)
         #expect(accepted)
         #expect(partly == .none)
@@ -38,7 +38,7 @@ struct ConnectionMachineTunnelTests {
         #expect(!machine.wantsInput(bufferFull: false))
         #expect(machine.decodeStep == .none)
         let written = machine.outputFlushed(pending: 0, highWater: 1000)
-        #expect(written == .startTunnel(.relay))
+        #expect(written == .startTunnel(.relay(.tunnel)))
     }
 
     @Test func aTunnelCannotOpenOnceTheResponseStarted() {
@@ -129,5 +129,50 @@ struct ConnectionMachineTunnelTests {
         _ = opening.tunnelOpened(.intercept)
         let openingShutdown = opening.shutdown(outputPending: true)
         #expect(openingShutdown == .finishExchange)
+    }
+
+    @Test func anUpgradedStreamHasNoIdleTimeoutUnlessOneIsSet() {
+        let machine = relaying(.upgrade(webSocket: true))
+        #expect(machine.timerDeadline(now: at(7), outputPending: false, settings: settings) == nil)
+        let limited = ConnectionSettings(tunnelIdleTimeout: .seconds(600), upgradeIdleTimeout: .seconds(30))
+        #expect(machine.timerDeadline(now: at(7), outputPending: false, settings: limited) == at(37))
+        #expect(machine.timerFired(at: at(37)) == .tunnelIdle)
+    }
+
+    @Test func shutdownOwesAWebSocketCloseFramesAtItsFrameBoundaries() {
+        var machine = relaying(.upgrade(webSocket: true))
+        let shutdown = machine.shutdown(outputPending: false)
+        #expect(shutdown == .closeWebSocket)
+        #expect(machine.owesCloseFrame(towards: .client) && machine.owesCloseFrame(towards: .upstream))
+        // Both sides are read until their frame ends.
+        #expect(machine.wantsInput(bufferFull: false) && machine.wantsUpstreamInput(outputPending: 0, highWater: 1000))
+        let toClient = machine.relayFrameBoundary(towards: .client)
+        #expect(toClient == .sendClose(to: .client))
+        #expect(!machine.wantsUpstreamInput(outputPending: 0, highWater: 1000))
+        let again = machine.relayFrameBoundary(towards: .client)
+        #expect(again == .none)
+        let toUpstream = machine.relayFrameBoundary(towards: .upstream)
+        #expect(toUpstream == .sendClose(to: .upstream))
+        #expect(!machine.wantsInput(bufferFull: false))
+        // Each direction ends once its close frame is delivered; then the tunnel closes.
+        let clientDone = machine.relayOutputFlushed(pending: 0)
+        let upstreamDone = machine.relayDelivered(to: .upstream)
+        #expect(clientDone == .finishSending(to: .client))
+        #expect(upstreamDone == .close)
+    }
+
+    @Test func aPeerThatEndsWhileClosingEndsItsDirection() {
+        var machine = relaying(.upgrade(webSocket: true))
+        _ = machine.shutdown(outputPending: false)
+        let ended = machine.relayPeerFinished(.upstream, undelivered: false)
+        #expect(ended == .finishSending(to: .client))
+        #expect(!machine.owesCloseFrame(towards: .client))
+    }
+
+    @Test func onlyAWebSocketIsClosedAtShutdown() {
+        var other = relaying(.upgrade(webSocket: false))
+        let shutdown = other.shutdown(outputPending: false)
+        #expect(shutdown == .finishExchange)
+        #expect(!other.owesCloseFrame(towards: .client))
     }
 }
