@@ -178,6 +178,8 @@ public struct RouteConfig: Sendable, Equatable {
     /// `allow:`: when not empty, the only requests the route forwards (a method and a path
     /// pattern each); others are answered 403.
     public var allow: [AllowRule]
+    /// `upgrades:` and `unlisted_upgrades:`.
+    public var upgrades: UpgradeSettings
 
     public init(
         name: String, listeners: [String] = [], pathPrefix: String = "/", host: String? = nil,
@@ -185,7 +187,7 @@ public struct RouteConfig: Sendable, Equatable {
         passClientAuthorization: Bool = false, preserveHost: Bool = false, via: String? = nil,
         cookies: CookieRewrite = .init(), secretQueryParameters: [String] = [], renewal: RenewalPolicy = .init(),
         selectableIdentities: [String] = [], handoff: HandoffConfig? = nil, cookieJar: CookieJarMode = .client,
-        allowedMethods: [String] = [], allow: [AllowRule] = []
+        allowedMethods: [String] = [], allow: [AllowRule] = [], upgrades: UpgradeSettings = .init()
     ) {
         self.name = name
         self.listeners = listeners
@@ -205,6 +207,7 @@ public struct RouteConfig: Sendable, Equatable {
         self.cookieJar = cookieJar
         self.allowedMethods = allowedMethods
         self.allow = allow
+        self.upgrades = upgrades
     }
 
     /// The methods `allowedMethods` may list, refused by default where credentials are
@@ -358,12 +361,14 @@ public struct Limits: Sendable, Equatable {
     /// Longest silence both ways through a relayed CONNECT tunnel (a forward listener's
     /// `tunnel:` hosts) before it is closed.
     public var tunnelIdleTimeout: Duration
+    /// The same for an upgraded connection (a WebSocket); nil, the default, for none.
+    public var upgradeIdleTimeout: Duration?
 
     public init(
         maxRequestLineBytes: Int = 8192, maxHeaderBytes: Int = 65536, maxHeaderCount: Int = 100,
         maxRequestBodyBytes: UInt64? = nil, maxConnections: Int = 10_000,
         headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), bodyTimeout: Duration = .seconds(60),
-        tunnelIdleTimeout: Duration = .seconds(600)
+        tunnelIdleTimeout: Duration = .seconds(600), upgradeIdleTimeout: Duration? = nil
     ) {
         self.maxRequestLineBytes = maxRequestLineBytes
         self.maxHeaderBytes = maxHeaderBytes
@@ -374,6 +379,7 @@ public struct Limits: Sendable, Equatable {
         self.idleTimeout = idleTimeout
         self.bodyTimeout = bodyTimeout
         self.tunnelIdleTimeout = tunnelIdleTimeout
+        self.upgradeIdleTimeout = upgradeIdleTimeout
     }
 }
 

@@ -20,6 +20,7 @@ enum ConfigKeys {
         "name", "listeners", "path", "host", "upstream", "strip_prefix", "replace_prefix", "inject",
         "pass_client_authorization", "preserve_host", "via", "cookies", "secret_query_params",
         "renew_on", "renew_on_invalid_token", "replay_limit", "selectable_identities", "handoff", "jar", "allow_methods", "allow",
+        "upgrades", "unlisted_upgrades",
     ]
     /// A route's `allow:` entry: `{ method: GET, path: /repos/** }`.
     static let allowRule = ["method", "path"]
@@ -36,7 +37,7 @@ enum ConfigKeys {
     static let cookies = ["domain", "map_path", "drop_secure_on_loopback"]
     static let limits = [
         "max_request_line", "max_header_bytes", "max_headers", "max_body_bytes", "max_connections",
-        "head_timeout", "idle_timeout", "body_timeout", "tunnel_idle_timeout",
+        "head_timeout", "idle_timeout", "body_timeout", "tunnel_idle_timeout", "upgrade_idle_timeout",
     ]
     static let logging = ["level", "format", "access_log"]
     /// `ca: { cert_file, key_file }`: the user's own CA for `local_ca` listeners.

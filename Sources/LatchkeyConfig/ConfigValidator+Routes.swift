@@ -222,6 +222,7 @@ extension ConfigValidator {
         }
 
         let allow = validateAllowRules(raw)
+        let upgrades = validateUpgrades(raw)
 
         guard valid, let upstream else { return nil }
         return RouteConfig(
@@ -230,7 +231,7 @@ extension ConfigValidator {
             passClientAuthorization: raw.bool("pass_client_authorization") ?? false, preserveHost: raw.bool("preserve_host") ?? false,
             via: via, cookies: cookies, secretQueryParameters: secretQueryParameters, renewal: renewal,
             selectableIdentities: selectable, handoff: handoff, cookieJar: cookieJar, allowedMethods: allowedMethods,
-            allow: allow
+            allow: allow, upgrades: upgrades
         )
     }
 

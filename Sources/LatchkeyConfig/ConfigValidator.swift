@@ -367,6 +367,7 @@ struct ConfigValidator {
         if let value = positiveDuration(raw, "idle_timeout") { limits.idleTimeout = value }
         if let value = positiveDuration(raw, "body_timeout") { limits.bodyTimeout = value }
         if let value = positiveDuration(raw, "tunnel_idle_timeout") { limits.tunnelIdleTimeout = value }
+        if let value = positiveDuration(raw, "upgrade_idle_timeout") { limits.upgradeIdleTimeout = value }
         return limits
     }
 

@@ -24,7 +24,7 @@ struct ProxyMetrics: Sendable {
         "unknown_host", "unauthorized", "forbidden", "no_route",
         // A route's checks and its identity.
         "cross_site", "identity_not_allowed", "credential_unavailable", "token_rejected", "login_required", "identity_unavailable",
-        "identity_misconfigured", "handoff_failed", "method_not_allowed", "not_allowed",
+        "identity_misconfigured", "handoff_failed", "method_not_allowed", "not_allowed", "upgrade_not_allowed",
         // A forward listener's checks.
         "proxy_authentication_required", "host_not_allowed", "destination_not_allowed", "interception_failed", "misdirected_request",
         // A code missing from this list (asserted against in debug builds).

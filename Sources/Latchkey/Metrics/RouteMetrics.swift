@@ -19,6 +19,11 @@ final class RouteMetrics: Sendable {
     let tokenRenewals: Counter?
     /// `latchkey_token_replays_total{route}`: a request sent again with the renewed token.
     let tokenReplays: Counter?
+    /// `latchkey_upgraded_connections{route}`: switched streams (WebSockets) open now.
+    private let upgraded: Meter
+    /// `latchkey_upgraded_bytes_total{route, direction}`: bytes of switched streams, counted
+    /// when each ends; [0] `to_upstream`, [1] `to_client`.
+    private let upgradedBytes: [Counter]
 
     static let statusClasses = ["1xx", "2xx", "3xx", "4xx", "5xx"]
 
@@ -33,6 +38,22 @@ final class RouteMetrics: Sendable {
         upstreamDuration = CoreMetrics.Timer(label: "latchkey_upstream_duration_seconds", dimensions: [("route", route)], factory: factory)
         tokenRenewals = renewsTokens ? Counter(label: "latchkey_token_renewals_total", dimensions: [("route", route)], factory: factory) : nil
         tokenReplays = renewsTokens ? Counter(label: "latchkey_token_replays_total", dimensions: [("route", route)], factory: factory) : nil
+        upgraded = Meter(label: "latchkey_upgraded_connections", dimensions: [("route", route)], factory: factory)
+        upgradedBytes = ["to_upstream", "to_client"].map { direction in
+            Counter(label: "latchkey_upgraded_bytes_total", dimensions: [("route", route), ("direction", direction)], factory: factory)
+        }
+    }
+
+    /// A request switched protocols: its stream is open from now.
+    func upgradeStarted() {
+        upgraded.increment()
+    }
+
+    /// A switched stream ended, having carried these bytes each way.
+    func upgradeEnded(toUpstream: UInt64, toClient: UInt64) {
+        upgraded.decrement()
+        upgradedBytes[0].increment(by: Int64(clamping: toUpstream))
+        upgradedBytes[1].increment(by: Int64(clamping: toClient))
     }
 
     /// A response with `status` went to the client (relayed, or the proxy's own).
@@ -62,6 +83,8 @@ final class RouteMetrics: Sendable {
         for counter in requests { counter.destroy() }
         for counter in upstreamFailures.values { counter.destroy() }
         upstreamDuration.destroy()
+        upgraded.destroy()
+        for counter in upgradedBytes { counter.destroy() }
     }
 }
 

@@ -60,6 +60,9 @@ final class Admission: Sendable {
         case handOff(Forward, HandoffConfig, HandoffCaller, destination: String)
         /// A forward listener's CONNECT: answer 200 and carry the tunnel.
         case tunnel(TunnelPlan)
+        /// Send the handshake of a protocol switch to the route's upstream, then relay the
+        /// new protocol's bytes.
+        case upgrade(Forward, UpgradePlan)
     }
 
     /// `credentials`: the credential values in force; `now` for the session cookie's expiry,
@@ -137,6 +140,12 @@ final class Admission: Sendable {
            let refusal = Self.credentialRefusal(head, host: host, policy: policy, overTLS: clientUsesTLS, route: route) {
             return .refuse(refusal, route: route)
         }
+        let upgrade: UpgradePlan?
+        switch UpgradePlan.judge(head, on: route) {
+        case .plain: upgrade = nil
+        case .upgrade(let plan): upgrade = plan
+        case .refuse(let document): return .refuse(document, route: route)
+        }
         for injection in route.injections {
             guard case .credential(let name) = injection.source, credentials[name] == nil else { continue }
             return refuse(503, "credential_unavailable", "the credential \(name) has no value", on: route)
@@ -156,6 +165,7 @@ final class Admission: Sendable {
                                         credentials: credentials),
             rewriter: ResponseRewriter(route: route, clientHost: host, clientOnLoopback: request.peer?.isLoopback ?? true,
                                        clientUsesTLS: clientUsesTLS))
+        if let upgrade { return .upgrade(forward, upgrade) }
         if let handoff = route.handoff, !route.keepsCookies, let handoffCaller,
            let destination = requestedHandoff ?? (handoff.beforeFirstPage && BrowserNavigation.isNavigation(head)
                && !HandoffMarks.hasHandedOff(head.fields) ? head.target : nil) {

@@ -100,6 +100,10 @@ final class ProxyHandler: ServerHandler {
             return proxied
         case .tunnel(let plan):
             return openTunnel(plan, for: exchange, in: context)
+        case .upgrade(let forward, let plan):
+            let upgrade = UpgradeExchange(exchange: exchange, forward: forward, plan: plan, handler: self, context: context)
+            upgrade.start()
+            return upgrade
         }
         return LocalAnswer.shared
     }

@@ -44,6 +44,8 @@ final class Route: Sendable {
     let allowedMethods: Set<String>
     /// `allow:`: the only requests the route forwards; permits all when empty.
     let allow: RouteAllowList
+    /// `upgrades:`: the protocols a request may switch to through this route.
+    let upgrades: UpgradeSettings
     /// Whether the upstream is told of the client (`X-Forwarded-*`): not for a forward
     /// proxy's request passed to a `tunnel:` host as the client sent it.
     let marksForwarding: Bool
@@ -81,6 +83,7 @@ final class Route: Sendable {
         keepsCookies = config.cookieJar == .proxy
         allowedMethods = Set(config.allowedMethods)
         allow = RouteAllowList(config.allow)
+        upgrades = config.upgrades
         self.marksForwarding = marksForwarding
     }
 

@@ -208,6 +208,7 @@ extension ConnectionSettings {
             idleTimeout: limits.idleTimeout,
             bodyTimeout: limits.bodyTimeout,
             tunnelIdleTimeout: limits.tunnelIdleTimeout,
+            upgradeIdleTimeout: limits.upgradeIdleTimeout,
             // The cap is for the process: the loops' servers share one count.
             maxConnections: limits.maxConnections,
             maxRequestBodyBytes: limits.maxRequestBodyBytes
