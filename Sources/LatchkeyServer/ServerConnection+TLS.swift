@@ -46,9 +46,20 @@ extension ServerConnection {
             return false
         default:
             guard first != ConnectionMachine.tlsHandshakeRecord else { return true }
+            if tunnelAuthority != nil { return servePlainInTunnel() }
             refusePlainHTTP()
             return false
         }
+    }
+
+    /// Plain HTTP inside an intercepted tunnel (a `ws://` or `http://` client that tunnels
+    /// everything through CONNECT): no TLS there, requests are served as they come.
+    private func servePlainInTunnel() -> Bool {
+        tls = nil
+        machine.handshakeCompleted(at: loop.now)
+        readInput()
+        if !machine.isClosed { updateInterest() }
+        return false
     }
 
     /// Plain HTTP on the TLS port: the refusal goes out in plain HTTP, so the session is

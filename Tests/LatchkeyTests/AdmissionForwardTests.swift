@@ -27,14 +27,14 @@ import Testing
     }
 
     private func decide(_ admission: Admission, _ method: String, _ target: String, auth: String? = secret,
-                        tunnel: TargetAuthority? = nil, fields: [(String, String)] = []) -> Admission.Decision {
+                        tunnel: TargetAuthority? = nil, overTLS: Bool = true, fields: [(String, String)] = []) -> Admission.Decision {
         var head = HTTPFields()
         if !fields.contains(where: { $0.0 == "Host" }) { head.append(name: "Host", value: "ignored.example") }
         if let auth { head.append(name: "Proxy-Authorization", value: "Basic " + Data("latchkey:\(auth)".utf8).base64EncodedString()) }
         for (name, value) in fields { head.append(name: name, value: value) }
         let credentials = [Config.proxyAuthSecretName(listener: "fwd"): Self.secret, "key": "k"]
         return admission.decide(RequestHead(method: method, target: target, fields: head), listener: 0, peer: nil, clientSubject: nil,
-                                tunnel: tunnel, credentials: CredentialSnapshot(generation: 1, values: credentials), now: Date.init)
+                                tunnel: tunnel.map { Admission.TunnelOrigin(authority: $0, overTLS: overTLS) }, credentials: CredentialSnapshot(generation: 1, values: credentials), now: Date.init)
     }
 
     private func refusal(_ decision: Admission.Decision) -> (Int, String, String?)? {
@@ -97,6 +97,10 @@ import Testing
         let onAnotherPort = TargetAuthority(host: "api.test", port: 8443)
         #expect(forwarded(decide(admission, "GET", "/x", auth: nil, tunnel: onAnotherPort, fields: [("Host", "API.test:8443")]))?.clientHost
             == "api.test:8443")
+        // Plain HTTP inside a tunnel to port 80 (a ws:// client): the default port is 80.
+        let plain = TargetAuthority(host: "api.test", port: 80)
+        #expect(forwarded(decide(admission, "GET", "/x", auth: nil, tunnel: plain, overTLS: false, fields: [("Host", "api.test")]))?.clientHost
+            == "api.test")
         let wild = TargetAuthority(host: "a.example.com", port: 443)
         #expect(refusal(decide(admission, "GET", "/v2", auth: nil, tunnel: wild, fields: [("Host", "a.example.com")]))?.1 == "no_route")
         #expect(refusal(decide(admission, "GET", "http://api.test/x", auth: nil, tunnel: tunnel))?.0 == 400)

@@ -23,6 +23,14 @@ extension Admission {
         let credentials: CredentialSnapshot
     }
 
+    /// The intercepted CONNECT tunnel a request came through: the host and port the client
+    /// connected to, and whether it spoke TLS inside (`https://`) or plain HTTP (`ws://`
+    /// and `http://` clients that tunnel everything).
+    struct TunnelOrigin {
+        let authority: TargetAuthority
+        let overTLS: Bool
+    }
+
     /// What a CONNECT becomes.
     enum TunnelPlan: Equatable {
         /// A route names the host: TLS ends here, with a certificate for the host from the
@@ -87,19 +95,21 @@ extension Admission {
     /// the listener's checks when the tunnel opened. Its Host must name the same host
     /// (RFC 9110 §15.5.20: 421 for a request sent to a connection that does not serve it);
     /// the tunnel's authority is the client's host from then on.
-    func decideInTunnel(_ request: ForwardRequest, tunnel: TargetAuthority, policy: ListenerPolicy) -> Decision {
+    func decideInTunnel(_ request: ForwardRequest, tunnel: TunnelOrigin, policy: ListenerPolicy) -> Decision {
         guard let target = RequestTarget(request.head.target) else {
             return refuse(400, "bad_request", "the request target must be an absolute path without dot-segments")
         }
-        let name = tunnel.hostForURL
+        let authority = tunnel.authority
+        let name = authority.hostForURL
         if let host = request.head.fields["Host"], HostAuthority.split(host).host.lowercased() != name {
             return refuse(421, "misdirected_request", "the request's Host is not the host this tunnel was opened to")
         }
-        guard let route = routes.match(listener: request.listener, path: target.path, host: Substring(tunnel.host), requiringHost: true) else {
-            return refuse(404, "no_route", "no route for \(tunnel.host) matches this request's path")
+        guard let route = routes.match(listener: request.listener, path: target.path, host: Substring(authority.host), requiringHost: true) else {
+            return refuse(404, "no_route", "no route for \(authority.host) matches this request's path")
         }
-        let clientHost = tunnel.port == 443 ? name : "\(name):\(tunnel.port)"
-        return decide(request, on: route, target: target, clientHost: clientHost, clientUsesTLS: true, policy: policy)
+        let defaultPort: UInt16 = tunnel.overTLS ? 443 : 80
+        let clientHost = authority.port == defaultPort ? name : "\(name):\(authority.port)"
+        return decide(request, on: route, target: target, clientHost: clientHost, clientUsesTLS: tunnel.overTLS, policy: policy)
     }
 
     /// Never an open proxy: the body names the host, so that the user sees what to add.

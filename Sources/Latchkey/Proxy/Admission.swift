@@ -70,7 +70,7 @@ final class Admission: Sendable {
     /// `clientSubject`: the verified client certificate's subject, on a TLS connection that
     /// presented one. `tunnel`: inside an intercepted CONNECT tunnel, the host and port the
     /// client connected to.
-    func decide(_ head: RequestHead, listener: Int, peer: SocketAddress?, clientSubject: String?, tunnel: TargetAuthority? = nil,
+    func decide(_ head: RequestHead, listener: Int, peer: SocketAddress?, clientSubject: String?, tunnel: TunnelOrigin? = nil,
                 credentials: CredentialSnapshot, now: () -> Date) -> Decision {
         // Health and readiness say nothing secret and are probed without credentials
         // (Docker's HEALTHCHECK, a kubelet at the pod's address), so they come before

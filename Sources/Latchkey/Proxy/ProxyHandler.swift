@@ -79,7 +79,8 @@ final class ProxyHandler: ServerHandler {
     func handle(_ exchange: ServerExchange) -> ExchangeHandler {
         let context = context
         let decision = context.admission.decide(exchange.head, listener: exchange.listener.index, peer: exchange.peer,
-                                                clientSubject: exchange.tls?.clientSubject, tunnel: exchange.tunnelAuthority,
+                                                clientSubject: exchange.tls?.clientSubject,
+                                                tunnel: exchange.tunnelAuthority.map { Admission.TunnelOrigin(authority: $0, overTLS: exchange.tls != nil) },
                                                 credentials: context.credentials.snapshot, now: Date.init)
         switch decision {
         case .serve(let endpoint):
