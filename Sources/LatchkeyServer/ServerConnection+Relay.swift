@@ -178,7 +178,8 @@ extension ServerConnection {
             tls?.shutdown()
             socket.shutdownWrite()
         case .close:
-            endRelay(.closed)
+            // Both sides done: on their own, or after the close frames of a shutdown.
+            endRelay(server.isShuttingDown ? .shutdown : .closed)
         }
     }
 

@@ -36,6 +36,7 @@ public enum TunnelEnd: Sendable, Equatable {
     case idle
     /// A side reset or failed; `detail` for the log.
     case failed(detail: String)
-    /// Graceful shutdown's grace period ran out.
+    /// Latchkey shut down: the tunnel closed after its close frames, or when the grace
+    /// period ran out.
     case shutdown
 }
