@@ -184,6 +184,52 @@ class WsServer:
             await ws.send(f"pong {rest}")
 
 
+class RawUpgradeServer:
+    """An upstream for a protocol other than WebSocket: it answers any request with `101
+    Switching Protocols` to `protocol`, then echoes raw bytes until the peer's FIN. `heads`:
+    the request heads it read, as text."""
+
+    def __init__(self, protocol: str = "foo"):
+        self.protocol = protocol
+        self.heads: list[str] = []
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                data += chunk
+            head, _, rest = data.partition(b"\r\n\r\n")
+            self.heads.append(head.decode("latin-1"))
+            conn.sendall(f"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: {self.protocol}\r\n"
+                         "X-Raw-Upstream: yes\r\n\r\n".encode())
+            if rest:
+                conn.sendall(rest)
+            while True:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    conn.shutdown(socket.SHUT_WR)
+                    return
+                conn.sendall(chunk)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
 @pytest.fixture
 def make_ws_server():
     """Starts WebSocket servers: make_ws_server(**WsServer options); stopped after the test."""
