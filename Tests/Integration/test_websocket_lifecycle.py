@@ -1,0 +1,166 @@
+"""How an upgraded stream ends besides its peers closing it, through the real binary:
+`limits.upgrade_idle_timeout` closes a stream silent both ways (outcome `upgrade_idle`),
+and without it a silent stream outlives the HTTP timeouts; SIGTERM sends each open
+WebSocket a close frame with code 1001 both ways at the next frame boundary (a frame under
+way in either direction is finished first), within `server.grace_period`, and the process
+exits 0."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import struct
+import time
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from support import config, json_lines, wait_until
+from websocket_support import (BINARY, CLOSE, TEXT, client, frame, handshake_headers, make_ws_server,  # noqa: F401
+                               read_frame, ws_server)
+
+
+def upgrade_lines(p, path: str) -> list[dict]:
+    return [line for line in json_lines(p.log()) if line.get("path") == path and line.get("status") == 101]
+
+
+def raw_websocket(p, path: str):
+    """A raw client connection that has made the handshake."""
+    c = p.conn()
+    c.request("GET", path, headers=handshake_headers(), host=p.host_header)
+    head = c.read_head()
+    assert head.status == 101, head
+    return c
+
+
+# ----- idle timeout ---------------------------------------------------------------------------
+
+def test_a_silent_stream_is_closed_after_upgrade_idle_timeout(latchkey, ws_server):
+    p = latchkey.serve(config(ws_server.url, limits={"upgrade_idle_timeout": "1s"}, logging={"format": "json"}))
+    with client(p, "/silent") as ws:
+        ws.send("one message")
+        assert ws.recv(timeout=10) == "one message"
+        silent_from = time.monotonic()
+        with pytest.raises(ConnectionClosed):
+            ws.recv(timeout=10)
+        silent_for = time.monotonic() - silent_from
+    assert 0.9 <= silent_for <= 4, silent_for
+    assert wait_until(lambda: upgrade_lines(p, "/silent")), p.log_tail()
+    assert upgrade_lines(p, "/silent")[0]["outcome"] == "upgrade_idle"
+    assert ws_server.wait_session().wait_ended(), "the upstream connection stayed open"
+
+
+def test_traffic_keeps_a_stream_past_upgrade_idle_timeout(latchkey, ws_server):
+    p = latchkey.serve(config(ws_server.url, limits={"upgrade_idle_timeout": "1s"}))
+    with client(p, "/chatty") as ws:
+        started = time.monotonic()
+        n = 0
+        while time.monotonic() - started < 3.5:
+            ws.send(f"message {n}")
+            assert ws.recv(timeout=10) == f"message {n}"
+            n += 1
+            time.sleep(0.4)
+        # Pings and pongs are traffic too.
+        for _ in range(5):
+            assert ws.ping().wait(10)
+            time.sleep(0.4)
+        ws.send("still open")
+        assert ws.recv(timeout=10) == "still open"
+
+
+def test_without_upgrade_idle_timeout_a_silent_stream_stays_open(latchkey, ws_server):
+    # The HTTP timeouts (a kept-alive connection's idle time, the upstream's idle time
+    # while a body comes) do not apply to a switched stream.
+    p = latchkey.serve(config(ws_server.url, route={"upstream": {"url": ws_server.url, "idle_timeout": "1s"}},
+                              limits={"idle_timeout": "1s", "head_timeout": "1s", "body_timeout": "1s"}))
+    with client(p, "/patient") as ws:
+        ws.send("before")
+        assert ws.recv(timeout=10) == "before"
+        with pytest.raises(TimeoutError):
+            ws.recv(timeout=3)
+        ws.send("after three silent seconds")
+        assert ws.recv(timeout=10) == "after three silent seconds"
+    assert ws_server.wait_session().wait_ended()
+    assert ws_server.sessions[0].close_code == 1000
+
+
+# ----- graceful shutdown ----------------------------------------------------------------------
+
+def test_sigterm_closes_an_open_websocket_with_1001_both_ways(latchkey, ws_server):
+    p = latchkey.serve(config(ws_server.url, logging={"format": "json"}))
+    with client(p, "/held") as ws:
+        ws.send("hello")
+        assert ws.recv(timeout=10) == "hello"
+        p.send_signal(signal.SIGTERM)
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv(timeout=15)
+    assert closed.value.rcvd is not None, "the client got no close frame"
+    assert closed.value.rcvd.code == 1001
+    session = ws_server.wait_session()
+    assert session.wait_ended()
+    assert session.close_code == 1001
+    assert p.wait_exit(15) == 0, p.log_tail()
+    assert upgrade_lines(p, "/held")[0]["outcome"] == "upgrade_shutdown"
+
+
+def test_sigterm_finishes_a_frame_under_way_to_the_upstream_first(latchkey, ws_server):
+    p = latchkey.serve(config(ws_server.url, server={"grace_period": "10s"}))
+    c = raw_websocket(p, "/half-sent")
+    c.send(frame(TEXT, b"a whole message"))
+    assert read_frame(c.sock, c.buf) == (TEXT, True, b"a whole message")
+    payload = os.urandom(300_000)
+    message = frame(BINARY, payload)
+    c.send(message[:150_000])
+    session = ws_server.wait_session()
+    p.send_signal(signal.SIGTERM)
+    # Towards the client the stream is between frames: the close frame comes now.
+    opcode, fin, body = read_frame(c.sock, c.buf)
+    assert (opcode, struct.unpack("!H", body[:2])[0]) == (CLOSE, 1001), body
+    # Towards the upstream it waits for the end of the frame the client is sending.
+    time.sleep(0.5)
+    assert not session.ended.is_set() and session.close_code is None
+    c.send(message[150_000:])
+    assert session.wait_ended(), "the upstream got no close"
+    assert session.messages == ["a whole message", payload]
+    assert session.close_code == 1001
+    assert c.closed_by_peer(10)
+    assert p.wait_exit(15) == 0, p.log_tail()
+
+
+def test_sigterm_finishes_a_frame_under_way_to_the_client_first(latchkey, ws_server):
+    p = latchkey.serve(config(ws_server.url, server={"grace_period": "15s"}))
+    c = raw_websocket(p, "/half-received")
+    payload = os.urandom(8 * 1024 * 1024)
+    c.send(frame(BINARY, payload))
+    # The echo has begun to come (a client that reads nothing holds the rest back).
+    ready, _, _ = select.select([c.sock], [], [], 15)
+    assert ready, "no echo"
+    p.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    opcode, fin, body = read_frame(c.sock, c.buf, timeout=30)
+    assert (opcode, fin, len(body)) == (BINARY, True, len(payload))
+    assert body == payload
+    opcode, _, body = read_frame(c.sock, c.buf)
+    assert (opcode, struct.unpack("!H", body[:2])[0]) == (CLOSE, 1001), body
+    assert c.closed_by_peer(10)
+    session = ws_server.wait_session()
+    assert session.wait_ended() and session.close_code == 1001
+    assert p.wait_exit(15) == 0, p.log_tail()
+
+
+def test_a_frame_never_finished_is_cut_at_the_grace_period(latchkey, ws_server):
+    p = latchkey.serve(config(ws_server.url, server={"grace_period": "1s"}))
+    c = raw_websocket(p, "/never-finished")
+    c.send(frame(BINARY, os.urandom(10_000))[:100])
+    session = ws_server.wait_session()
+    stopping = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    assert read_frame(c.sock, c.buf)[0] == CLOSE
+    assert c.closed_by_peer(10), "the client connection outlived the grace period"
+    assert p.wait_exit(15) == 0, p.log_tail()
+    assert time.monotonic() - stopping < 6
+    # The upstream got no close frame (it was owed after a frame that never ended), but
+    # its connection was closed.
+    assert session.wait_ended() and session.close_code is None
+    c.close()
