@@ -12,7 +12,8 @@ helpers for what a client library would not send.
 The server echoes every message with its type, fragmented as it came. Text messages that
 start with `!cmd ` are orders instead: `!cmd close CODE REASON` closes with that code,
 `!cmd ping DATA` pings the client and answers `pong DATA` once the pong is back.
-`check(headers)` refuses a handshake: it returns None to accept, or (status, body). `pages`
+`check(handshake)` refuses a handshake: it returns None to accept, or (status, body) or
+(status, body, {field: value}), run in a thread of its own. `pages`
 maps a path to (content type, body) for plain GETs (the browser's page)."""
 
 from __future__ import annotations
@@ -139,11 +140,11 @@ class WsServer:
         if self.check is not None:
             refusal = await asyncio.to_thread(self.check, seen)
             if refusal is not None:
-                status, body = refusal
+                status, body, *fields = refusal
                 seen.status = status
                 response = connection.respond(status, body)
-                if status == 401:
-                    response.headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
+                for name, value in (fields[0] if fields else {}).items():
+                    response.headers[name] = value
                 return response
         seen.status = 101
         return None
