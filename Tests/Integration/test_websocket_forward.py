@@ -1,0 +1,129 @@
+"""WebSockets through a forward listener, with the real binary: `wss://api.test/…` with
+websockets' own proxy support (a CONNECT that Latchkey intercepts with a leaf of its local
+CA; the handshake and the stream go inside the tunnel) and with a CONNECT made by hand and
+its socket handed to the client; `ws://api.test/…` (a CONNECT to port 80 with plain HTTP
+inside); the route's credential on the handshake, never the proxy's secret; SIGTERM's close
+frames inside the TLS tunnel. The upstream is a plain WebSocket server on 127.0.0.1 behind
+the route for api.test, a name that does not resolve, so only Latchkey can reach it."""
+
+from __future__ import annotations
+
+import base64
+import os
+import signal
+import socket
+import ssl
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+from forward_support import HOST, PROXY_SECRET, local_ca, proxy_url
+from support import TOKEN, bearer, json_lines, wait_until
+from websocket_support import MAX_SIZE, make_ws_server, ws_server  # noqa: F401 (fixtures)
+
+
+def forward_ws_config(server) -> dict:
+    route = {"name": "api", "host": HOST, "path": "/", "upstream": server.url, "inject": [bearer()]}
+    listener = {"name": "fwd", "mode": "forward", "inbound": {"proxy_auth": {"value": PROXY_SECRET}}}
+    return {"listeners": [listener], "credentials": {"api": {"value": TOKEN}}, "routes": [route],
+            "logging": {"format": "json"}}
+
+
+def trusting_local_ca(latchkey) -> ssl.SSLContext:
+    return ssl.create_default_context(cafile=str(local_ca(latchkey)))
+
+
+def via_proxy(p, latchkey, url: str, **kw):
+    """websockets' client with `proxy=`: it sends the CONNECT itself (for ws:// too)."""
+    if url.startswith("wss:"):
+        kw.setdefault("ssl", trusting_local_ca(latchkey))
+    return connect(url, proxy=proxy_url(p), max_size=MAX_SIZE, compression=None, ping_interval=None,
+                   open_timeout=15, **kw)
+
+
+def exchange(ws, label: str) -> None:
+    data = os.urandom(1 << 20)
+    ws.send(data)
+    assert ws.recv(timeout=20) == data
+    for n in range(300):
+        ws.send(f"{label} {n}")
+        assert ws.recv(timeout=10) == f"{label} {n}"
+
+
+def upgrade_lines(p) -> list[dict]:
+    return [line for line in json_lines(p.log()) if line.get("status") == 101]
+
+
+def test_wss_through_the_proxy_is_intercepted_and_gets_the_credential(latchkey, ws_server):
+    p = latchkey.serve(forward_ws_config(ws_server))
+    with via_proxy(p, latchkey, f"wss://{HOST}/live?room=7",
+                   additional_headers={"Authorization": "Bearer the-clients-own"}) as ws:
+        exchange(ws, "wss")
+        ws.close(4001, "done with wss")
+    session = ws_server.wait_session()
+    assert session.path == "/live?room=7"
+    assert [v for k, v in session.headers if k.lower() == "authorization"] == [f"Bearer {TOKEN}"]
+    assert not any(k.lower() == "proxy-authorization" for k, _ in session.headers)
+    assert session.wait_ended() and session.close_code == 4001
+    assert wait_until(lambda: upgrade_lines(p)), p.log_tail()
+    [line] = upgrade_lines(p)
+    assert line["outcome"] == "upgrade_closed" and line["route"] == "api"
+    assert line["bytes_in"] > 1 << 20 and line["bytes_out"] > 1 << 20
+    connects = [line for line in json_lines(p.log()) if line.get("method") == "CONNECT"]
+    assert [line.get("status") for line in connects] == [200], p.log_tail()
+
+
+def test_wss_over_a_connect_made_by_hand(latchkey, ws_server):
+    p = latchkey.serve(forward_ws_config(ws_server))
+    sock = socket.create_connection(p.address, timeout=10)
+    auth = base64.b64encode(f"latchkey:{PROXY_SECRET}".encode()).decode()
+    sock.sendall(f"CONNECT {HOST}:443 HTTP/1.1\r\nHost: {HOST}:443\r\nProxy-Authorization: Basic {auth}\r\n\r\n".encode())
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        chunk = sock.recv(4096)
+        assert chunk, f"the proxy closed after {answer!r}"
+        answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200"), answer
+    with connect(f"wss://{HOST}/by-hand", sock=sock, ssl=trusting_local_ca(latchkey), server_hostname=HOST,
+                 max_size=MAX_SIZE, compression=None, ping_interval=None, open_timeout=15) as ws:
+        exchange(ws, "by hand")
+    session = ws_server.wait_session()
+    assert session.header("Authorization") == f"Bearer {TOKEN}"
+    assert session.wait_ended() and session.close_code == 1000
+
+
+def test_ws_through_the_proxy_is_plain_http_inside_a_connect_to_port_80(latchkey, ws_server):
+    p = latchkey.serve(forward_ws_config(ws_server))
+    with via_proxy(p, latchkey, f"ws://{HOST}/plain-inside",
+                   additional_headers={"Authorization": "Bearer the-clients-own"}) as ws:
+        exchange(ws, "ws")
+    session = ws_server.wait_session()
+    assert session.path == "/plain-inside"
+    assert [v for k, v in session.headers if k.lower() == "authorization"] == [f"Bearer {TOKEN}"]
+    assert session.wait_ended() and session.close_code == 1000
+    connects = [line for line in json_lines(p.log()) if line.get("method") == "CONNECT"]
+    assert [line.get("status") for line in connects] == [200], p.log_tail()
+
+
+def test_a_host_without_a_route_gets_no_websocket(latchkey, ws_server):
+    p = latchkey.serve(forward_ws_config(ws_server))
+    with pytest.raises(Exception) as refused:
+        via_proxy(p, latchkey, "wss://other.test/live")
+    assert "403" in str(refused.value), repr(refused.value)
+    assert ws_server.handshakes == []
+
+
+def test_sigterm_sends_1001_inside_the_tls_tunnel(latchkey, ws_server):
+    p = latchkey.serve(forward_ws_config(ws_server))
+    with via_proxy(p, latchkey, f"wss://{HOST}/held") as ws:
+        ws.send("before the signal")
+        assert ws.recv(timeout=10) == "before the signal"
+        p.send_signal(signal.SIGTERM)
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv(timeout=15)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001, closed.value
+    session = ws_server.wait_session()
+    assert session.wait_ended() and session.close_code == 1001
+    assert p.wait_exit(15) == 0, p.log_tail()
+    assert upgrade_lines(p)[0]["outcome"] == "upgrade_shutdown"
