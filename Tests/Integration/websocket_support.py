@@ -11,7 +11,8 @@ helpers for what a client library would not send.
 
 The server echoes every message with its type, fragmented as it came. Text messages that
 start with `!cmd ` are orders instead: `!cmd close CODE REASON` closes with that code,
-`!cmd ping DATA` pings the client and answers `pong DATA` once the pong is back.
+`!cmd ping DATA` pings the client and answers `pong DATA` once the pong is back,
+`!cmd flood COUNT SIZE` sends COUNT binary messages of SIZE bytes, then `flood done`.
 `check(handshake)` refuses a handshake: it returns None to accept, or (status, body) or
 (status, body, {field: value}), run in a thread of its own. `pages`
 maps a path to (content type, body) for plain GETs (the browser's page)."""
@@ -75,8 +76,10 @@ class Session:
 
 class WsServer:
     def __init__(self, *, subprotocols=None, check=None, pages: dict | None = None, compression: str | None = None,
-                 host: str = "127.0.0.1"):
+                 ssl=None, host: str = "127.0.0.1"):
+        """`ssl`: a server SSLContext, for a wss:// upstream (url is then https://localhost)."""
         self.subprotocols = subprotocols
+        self.ssl = ssl
         self.compression = compression
         self.check = check
         self.pages = pages or {}
@@ -95,7 +98,7 @@ class WsServer:
     @property
     def url(self) -> str:
         """The route's upstream: the handshake is an HTTP request."""
-        return f"http://127.0.0.1:{self._port}"
+        return f"https://localhost:{self._port}" if self.ssl else f"http://127.0.0.1:{self._port}"
 
     def wait_session(self, index: int = 0, timeout: float = 10.0) -> Session:
         found = wait_until(lambda: len(self.sessions) > index, timeout)
@@ -121,7 +124,7 @@ class WsServer:
         async def start():
             self._server = await serve(self._handler, host, 0, process_request=self._process_request,
                                        subprotocols=self.subprotocols, max_size=MAX_SIZE, ping_interval=None,
-                                       compression=self.compression)
+                                       compression=self.compression, ssl=self.ssl)
             self._port = self._server.sockets[0].getsockname()[1]
         self._loop.run_until_complete(start())
         self._ready.set()
@@ -183,6 +186,12 @@ class WsServer:
             await waiter
             session.pongs.append(data)
             await ws.send(f"pong {rest}")
+        elif verb == "flood":
+            count, size = (int(n) for n in rest.split())
+            block = os.urandom(size)
+            for _ in range(count):
+                await ws.send(block)
+            await ws.send("flood done")
 
 
 class RawUpgradeServer:
@@ -190,8 +199,10 @@ class RawUpgradeServer:
     Switching Protocols` to `protocol`, then echoes raw bytes until the peer's FIN. `heads`:
     the request heads it read, as text."""
 
-    def __init__(self, protocol: str = "foo"):
+    def __init__(self, protocol: str = "foo", greeting: bytes = b""):
+        """`greeting`: bytes of the new protocol sent in the same write as the 101."""
         self.protocol = protocol
+        self.greeting = greeting
         self.heads: list[str] = []
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
@@ -217,7 +228,7 @@ class RawUpgradeServer:
             head, _, rest = data.partition(b"\r\n\r\n")
             self.heads.append(head.decode("latin-1"))
             conn.sendall(f"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: {self.protocol}\r\n"
-                         "X-Raw-Upstream: yes\r\n\r\n".encode())
+                         "X-Raw-Upstream: yes\r\n\r\n".encode() + self.greeting)
             if rest:
                 conn.sendall(rest)
             while True:

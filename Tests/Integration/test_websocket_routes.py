@@ -1,0 +1,194 @@
+"""A WebSocket handshake as a route's request, through the real binary: the route's path
+mapping (a prefix stripped, an upstream base path, the query kept), a query-parameter
+injection kept out of the log, a wss:// upstream with its own CA, a listener's shared
+secret, bytes that come right behind the handshake or right behind the 101, case and
+list forms of the switch's fields, HTTP/1.0, an upstream that refuses the connection or
+never answers, and a reload while a stream is open."""
+
+from __future__ import annotations
+
+import ssl
+import time
+
+import pytest
+from websockets.exceptions import InvalidStatus
+
+from support import SECRET, TOKEN, config, free_port, json_lines, wait_until
+from test_metrics import scrape
+from tls_support import Certs
+from websocket_support import (TEXT, RawUpgradeServer, client, frame, frame_size, handshake_headers,  # noqa: F401
+                               make_ws_server, read_frame, ws_server)
+
+
+def echo(ws, message) -> None:
+    ws.send(message)
+    assert ws.recv(timeout=10) == message
+
+
+def upgrade_lines(p, path: str) -> list[dict]:
+    return [line for line in json_lines(p.log()) if line.get("path", "").startswith(path) and line.get("status") == 101]
+
+
+def test_prefix_stripping_base_path_and_query(latchkey, ws_server):
+    route = {"path": "/socket", "strip_prefix": True, "upstream": ws_server.url + "/backend"}
+    p = latchkey.serve(config(ws_server.url, route=route))
+    with client(p, "/socket/live/room?id=7&x=%20y") as ws:
+        echo(ws, "mapped")
+    assert ws_server.wait_session().path == "/backend/live/room?id=7&x=%20y"
+
+
+def test_a_query_injection_on_the_handshake_stays_out_of_the_log(latchkey, ws_server):
+    route = {"inject": [{"query": "api_key", "value": "{token}", "credential": "api"}]}
+    p = latchkey.serve(config(ws_server.url, route=route, logging={"format": "json"}))
+    with client(p, "/q?page=2") as ws:
+        echo(ws, "query")
+    session = ws_server.wait_session()
+    assert session.path.startswith("/q?") and f"api_key={TOKEN}" in session.path and "page=2" in session.path
+    assert session.header("Authorization") is None
+    assert wait_until(lambda: upgrade_lines(p, "/q")), p.log_tail()
+    assert TOKEN not in p.log()
+
+
+def test_a_wss_upstream_with_its_own_ca(latchkey, make_ws_server, tmp_path):
+    certs = Certs(tmp_path / "pki")
+    ca = certs.ca("upstream-ca")
+    leaf = certs.leaf(ca, "upstream", names=("localhost",))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(str(leaf.cert), str(leaf.key))
+    server = make_ws_server(ssl=context)
+    p = latchkey.serve(config(server.url, route={"upstream": {"url": server.url, "ca_file": str(ca.cert)}}))
+    with client(p, "/tls-upstream") as ws:
+        big = bytes(range(256)) * 20000  # 5 MB: many TLS records each way
+        echo(ws, big)
+        for n in range(500):
+            echo(ws, f"over TLS {n}")
+    session = server.wait_session()
+    assert session.header("Authorization") == f"Bearer {TOKEN}"
+    assert session.wait_ended() and session.close_code == 1000
+
+
+def test_a_wss_upstream_that_latchkey_does_not_trust_is_502(latchkey, make_ws_server, tmp_path):
+    certs = Certs(tmp_path / "pki")
+    leaf = certs.leaf(certs.ca("unknown-ca"), "upstream", names=("localhost",))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(str(leaf.cert), str(leaf.key))
+    server = make_ws_server(ssl=context)
+    p = latchkey.serve(config(server.url))
+    with pytest.raises(InvalidStatus) as refused:
+        client(p, "/untrusted")
+    assert refused.value.response.status_code == 502
+    assert server.sessions == []
+
+
+def test_a_listeners_shared_secret_guards_the_handshake(latchkey, ws_server):
+    listener = {"name": "main", "inbound": {"shared_secret": {"header": "X-Latchkey-Secret", "value": SECRET}}}
+    p = latchkey.serve(config(ws_server.url, listeners=[listener]))
+    for headers, status in (({}, 401), ({"X-Latchkey-Secret": "wrong"}, 403)):
+        with pytest.raises(InvalidStatus) as refused:
+            client(p, "/guarded", additional_headers=headers)
+        assert refused.value.response.status_code == status
+    assert ws_server.handshakes == []
+    with client(p, "/guarded", additional_headers={"X-Latchkey-Secret": SECRET}) as ws:
+        echo(ws, "let in")
+    session = ws_server.wait_session()
+    assert session.header("X-Latchkey-Secret") is None, "the listener's secret went upstream"
+
+
+def test_a_frame_sent_right_behind_the_handshake(latchkey, ws_server):
+    p = latchkey.serve(config(ws_server.url, logging={"format": "json"}))
+    c = p.conn()
+    head = "GET /eager HTTP/1.1\r\nHost: " + p.host_header + "\r\n" + \
+        "".join(f"{k}: {v}\r\n" for k, v in handshake_headers()) + "\r\n"
+    eager = frame(TEXT, b"sent before the 101")
+    c.send(head.encode() + eager)
+    assert c.read_head().status == 101
+    assert read_frame(c.sock, c.buf) == (TEXT, True, b"sent before the 101")
+    assert ws_server.wait_session().messages == ["sent before the 101"]
+    c.close()
+    assert wait_until(lambda: upgrade_lines(p, "/eager")), p.log_tail()
+    [line] = upgrade_lines(p, "/eager")
+    # The frame reached the upstream (above): it counts as a byte sent upstream.
+    assert line["bytes_in"] == len(eager), line
+    assert line["bytes_out"] == frame_size(len(b"sent before the 101"), masked=False), line
+    samples = scrape(p)[1]
+    assert samples['latchkey_upgraded_bytes_total{route="api",direction="to_upstream"}'] == len(eager)
+
+
+def test_bytes_the_upstream_sends_with_its_101(latchkey):
+    greeting = frame(TEXT, b"welcome, sent with the 101", mask=False)
+    raw = RawUpgradeServer("websocket", greeting=greeting)
+    try:
+        p = latchkey.serve(config(raw.url, logging={"format": "json"}))
+        c = p.conn()
+        c.request("GET", "/greeted", headers=handshake_headers(), host=p.host_header)
+        assert c.read_head().status == 101
+        assert read_frame(c.sock, c.buf) == (TEXT, True, b"welcome, sent with the 101")
+        c.send(frame(TEXT, b"and an echo"))
+        assert read_frame(c.sock, c.buf)[2] == b"and an echo"
+        c.close()
+        assert wait_until(lambda: upgrade_lines(p, "/greeted")), p.log_tail()
+        [line] = upgrade_lines(p, "/greeted")
+        assert line["bytes_out"] == len(greeting) + frame_size(len(b"and an echo"), masked=True), line
+    finally:
+        raw.close()
+
+
+@pytest.mark.parametrize("connection, upgrade", [
+    ("keep-alive, Upgrade", "websocket"),
+    ("upgrade", "WebSocket"),
+    ("keep-alive,UPGRADE", "websocket"),
+])
+def test_the_switchs_fields_in_any_case_and_list_form(latchkey, ws_server, connection, upgrade):
+    p = latchkey.serve(config(ws_server.url))
+    fields = [("Connection", connection), ("Upgrade", upgrade)] + handshake_headers()[2:]
+    with p.conn() as c:
+        c.request("GET", "/forms", headers=fields, host=p.host_header)
+        head = c.read_head()
+        assert head.status == 101, head
+        assert head.header("Sec-WebSocket-Accept") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="  # RFC 6455 §1.3's example
+        c.send(frame(TEXT, b"any form"))
+        assert read_frame(c.sock, c.buf) == (TEXT, True, b"any form")
+
+
+def test_an_http_1_0_request_with_upgrade_is_a_plain_request(latchkey, ws_server):
+    p = latchkey.serve(config(ws_server.url))
+    with p.conn() as c:
+        lines = ["GET /old HTTP/1.0", f"Host: {p.host_header}"] + [f"{k}: {v}" for k, v in handshake_headers()]
+        c.send(("\r\n".join(lines) + "\r\n\r\n").encode())
+        answer = c.read_response()
+    assert answer.status != 101, answer
+    assert not ws_server.upgrade_handshakes(), "an HTTP/1.0 request was sent as an upgrade"
+
+
+def test_an_upstream_that_refuses_the_connection_is_502(latchkey):
+    p = latchkey.serve(config(f"http://127.0.0.1:{free_port()}"))
+    with pytest.raises(InvalidStatus) as refused:
+        client(p, "/nobody-home")
+    assert refused.value.response.status_code == 502
+
+
+def test_an_upstream_that_never_answers_the_handshake_is_504(latchkey, upstream):
+    p = latchkey.serve(config(upstream.url, route={"upstream": {"url": upstream.url, "first_byte_timeout": "1s"}}))
+    started = time.monotonic()
+    with pytest.raises(InvalidStatus) as refused:
+        client(p, "/hold")
+    assert refused.value.response.status_code == 504
+    assert 0.9 <= time.monotonic() - started < 8
+    assert upstream.wait_for_request("hold")
+
+
+def test_a_reload_leaves_an_open_stream_alone(latchkey, ws_server, make_ws_server):
+    other = make_ws_server()
+    cfg = config(ws_server.url)
+    p = latchkey.serve(cfg)
+    with client(p, "/before-reload") as ws:
+        echo(ws, "before")
+        outcome = p.reload(config(other.url))
+        assert "not reloaded" not in outcome, outcome
+        for n in range(20):
+            echo(ws, f"after the reload {n}")
+    assert ws_server.wait_session().messages[-1] == "after the reload 19"
+    # New streams go where the new configuration says.
+    with client(p, "/after-reload") as ws:
+        echo(ws, "new")
+    assert other.wait_session().path == "/after-reload"
