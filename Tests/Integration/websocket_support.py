@@ -12,7 +12,9 @@ helpers for what a client library would not send.
 The server echoes every message with its type, fragmented as it came. Text messages that
 start with `!cmd ` are orders instead: `!cmd close CODE REASON` closes with that code,
 `!cmd ping DATA` pings the client and answers `pong DATA` once the pong is back,
-`!cmd flood COUNT SIZE` sends COUNT binary messages of SIZE bytes, then `flood done`.
+`!cmd flood COUNT SIZE` sends COUNT binary messages of SIZE bytes, then `flood done`;
+`!cmd sleep S` reads nothing for S seconds (websockets stops reading the socket once a
+few messages wait), then answers `slept`.
 `check(handshake)` refuses a handshake: it returns None to accept, or (status, body) or
 (status, body, {field: value}), run in a thread of its own. `pages`
 maps a path to (content type, body) for plain GETs (the browser's page)."""
@@ -186,6 +188,9 @@ class WsServer:
             await waiter
             session.pongs.append(data)
             await ws.send(f"pong {rest}")
+        elif verb == "sleep":
+            await asyncio.sleep(float(rest))
+            await ws.send("slept")
         elif verb == "flood":
             count, size = (int(n) for n in rest.split())
             block = os.urandom(size)
