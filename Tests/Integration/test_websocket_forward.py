@@ -3,7 +3,7 @@ websockets' own proxy support (a CONNECT that Latchkey intercepts with a leaf of
 CA; the handshake and the stream go inside the tunnel) and with a CONNECT made by hand and
 its socket handed to the client; `ws://api.test/…` (a CONNECT to port 80 with plain HTTP
 inside); the route's credential on the handshake, never the proxy's secret; SIGTERM's close
-frames inside the TLS tunnel. The upstream is a plain WebSocket server on 127.0.0.1 behind
+frames inside the TLS tunnel; a refused token renewed on a handshake inside the tunnel. The upstream is a plain WebSocket server on 127.0.0.1 behind
 the route for api.test, a name that does not resolve, so only Latchkey can reach it."""
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from websockets.sync.client import connect
 
 from forward_support import HOST, PROXY_SECRET, local_ca, proxy_url
 from support import TOKEN, bearer, json_lines, wait_until
+from test_oauth import password_identity
+from test_websocket_renewal import checked_by
 from websocket_support import MAX_SIZE, make_ws_server, ws_server  # noqa: F401 (fixtures)
 
 
@@ -127,3 +129,23 @@ def test_sigterm_sends_1001_inside_the_tls_tunnel(latchkey, ws_server):
     assert session.wait_ended() and session.close_code == 1001
     assert p.wait_exit(15) == 0, p.log_tail()
     assert upgrade_lines(p)[0]["outcome"] == "upgrade_shutdown"
+
+
+def test_an_expired_token_is_renewed_on_a_handshake_inside_the_tunnel(latchkey, make_idp, make_ws_server):
+    idp = make_idp(access_token_seconds=3600)
+    server = make_ws_server(check=checked_by(idp))
+    cfg = forward_ws_config(server)
+    cfg["routes"][0]["inject"] = [{"header": "Authorization", "value": "Bearer {access_token}", "identity": "idp"}]
+    cfg["credentials"] = {}
+    cfg["identities"] = {"idp": password_identity(idp)}
+    p = latchkey.serve(cfg)
+    with via_proxy(p, latchkey, f"wss://{HOST}/first") as ws:
+        ws.send("first")
+        assert ws.recv(timeout=10) == "first"
+    idp.reset_counters()
+    idp.expire_access_tokens()
+    with via_proxy(p, latchkey, f"wss://{HOST}/after-expiry") as ws:
+        ws.send("renewed")
+        assert ws.recv(timeout=10) == "renewed"
+    assert idp.token_requests("refresh_token") == 1 and idp.token_requests() == 1
+    assert [h.status for h in server.upgrade_handshakes()] == [101, 401, 101]

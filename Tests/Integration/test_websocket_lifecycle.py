@@ -17,7 +17,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from support import config, json_lines, wait_until
-from websocket_support import (BINARY, CLOSE, TEXT, client, frame, handshake_headers, make_ws_server,  # noqa: F401
+from websocket_support import (BINARY, CLOSE, TEXT, RawUpgradeServer, client, frame, handshake_headers, make_ws_server,  # noqa: F401
                                read_frame, ws_server)
 
 
@@ -164,3 +164,30 @@ def test_a_frame_never_finished_is_cut_at_the_grace_period(latchkey, ws_server):
     # its connection was closed.
     assert session.wait_ended() and session.close_code is None
     c.close()
+
+
+def test_another_protocol_is_closed_when_the_grace_period_ends(latchkey):
+    raw = RawUpgradeServer("foo")
+    try:
+        p = latchkey.serve(config(raw.url, route={"upgrades": ["foo"]}, server={"grace_period": "1s"},
+                                  logging={"format": "json"}))
+        c = p.conn()
+        c.request("GET", "/foo-stream", headers=[("Connection", "Upgrade"), ("Upgrade", "foo")], host=p.host_header)
+        assert c.read_head().status == 101
+        c.send(b"raw bytes")
+        while len(c.buf) < len(b"raw bytes"):
+            assert c._fill(time.monotonic() + 5), "the relay ended"
+        stopping = time.monotonic()
+        p.send_signal(signal.SIGTERM)
+        # No close frame to send in a protocol Latchkey does not know: the stream goes on
+        # until the grace period ends, then is closed.
+        c.send(b" still relayed during the grace period")
+        assert c.closed_by_peer(10)
+        closed_after = time.monotonic() - stopping
+        assert bytes(c.buf).startswith(b"raw bytes still relayed during the grace period"), bytes(c.buf)
+        assert 0.8 <= closed_after < 6, closed_after
+        assert p.wait_exit(15) == 0, p.log_tail()
+        [line] = upgrade_lines(p, "/foo-stream")
+        assert line["outcome"] == "upgrade_shutdown", line
+    finally:
+        raw.close()
