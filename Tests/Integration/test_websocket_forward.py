@@ -3,8 +3,9 @@ websockets' own proxy support (a CONNECT that Latchkey intercepts with a leaf of
 CA; the handshake and the stream go inside the tunnel) and with a CONNECT made by hand and
 its socket handed to the client; `ws://api.test/…` (a CONNECT to port 80 with plain HTTP
 inside); the route's credential on the handshake, never the proxy's secret; SIGTERM's close
-frames inside the TLS tunnel; a refused token renewed on a handshake inside the tunnel. The upstream is a plain WebSocket server on 127.0.0.1 behind
-the route for api.test, a name that does not resolve, so only Latchkey can reach it."""
+frames inside the TLS tunnel; a refused token renewed on a handshake inside the tunnel.
+The upstream is a plain WebSocket server on 127.0.0.1 behind the route for api.test, a
+name that does not resolve, so only Latchkey can reach it."""
 
 from __future__ import annotations
 
