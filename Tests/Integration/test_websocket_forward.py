@@ -150,3 +150,17 @@ def test_an_expired_token_is_renewed_on_a_handshake_inside_the_tunnel(latchkey, 
         assert ws.recv(timeout=10) == "renewed"
     assert idp.token_requests("refresh_token") == 1 and idp.token_requests() == 1
     assert [h.status for h in server.upgrade_handshakes()] == [101, 401, 101]
+
+
+def test_upgrade_idle_timeout_inside_the_tunnel(latchkey, ws_server):
+    cfg = forward_ws_config(ws_server)
+    cfg["limits"] = {"upgrade_idle_timeout": "1s"}
+    p = latchkey.serve(cfg)
+    with via_proxy(p, latchkey, f"wss://{HOST}/silent") as ws:
+        ws.send("once")
+        assert ws.recv(timeout=10) == "once"
+        with pytest.raises(ConnectionClosed):
+            ws.recv(timeout=10)
+    assert wait_until(lambda: upgrade_lines(p)), p.log_tail()
+    assert upgrade_lines(p)[0]["outcome"] == "upgrade_idle"
+    assert upgrade_lines(p)[0].get("host") in (None, HOST)

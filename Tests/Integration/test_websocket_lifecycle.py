@@ -11,6 +11,7 @@ import os
 import select
 import signal
 import struct
+import threading
 import time
 
 import pytest
@@ -67,6 +68,23 @@ def test_traffic_keeps_a_stream_past_upgrade_idle_timeout(latchkey, ws_server):
             time.sleep(0.4)
         ws.send("still open")
         assert ws.recv(timeout=10) == "still open"
+
+
+def test_traffic_one_way_is_not_silence(latchkey, ws_server):
+    p = latchkey.serve(config(ws_server.url, limits={"upgrade_idle_timeout": "1s"}))
+    with client(p, "/one-way") as ws:
+        # Only the upstream speaks, for 3.5 s.
+        ws.send("!cmd tick 7 0.5")
+        for n in range(7):
+            assert ws.recv(timeout=10) == f"tick {n}"
+        # Only the client speaks, for 3 s: the server reads nothing meanwhile.
+        ws.send("!cmd sleep 3")
+        for n in range(6):
+            threading.Event().wait(0.5)
+            ws.send(f"into the silence {n}")
+        assert ws.recv(timeout=10) == "slept"
+        for n in range(6):
+            assert ws.recv(timeout=10) == f"into the silence {n}"
 
 
 def test_without_upgrade_idle_timeout_a_silent_stream_stays_open(latchkey, ws_server):

@@ -192,3 +192,21 @@ def test_a_reload_leaves_an_open_stream_alone(latchkey, ws_server, make_ws_serve
     with client(p, "/after-reload") as ws:
         echo(ws, "new")
     assert other.wait_session().path == "/after-reload"
+
+
+@pytest.mark.parametrize("preserve", [False, True])
+def test_the_handshakes_host(latchkey, ws_server, preserve):
+    p = latchkey.serve(config(ws_server.url, route={"preserve_host": preserve}))
+    with client(p, "/host") as ws:
+        echo(ws, "host")
+    expected = p.host_header if preserve else f"127.0.0.1:{ws_server.port}"
+    assert ws_server.wait_session().header("Host") == expected
+
+
+def test_a_cookie_injection_on_the_handshake(latchkey, ws_server):
+    route = {"inject": [{"cookie": "sid", "value": "{token}", "credential": "api"}]}
+    p = latchkey.serve(config(ws_server.url, route=route))
+    with client(p, "/cookie", additional_headers={"Cookie": "theme=dark"}) as ws:
+        echo(ws, "cookie")
+    cookies = ws_server.wait_session().header("Cookie")
+    assert f"sid={TOKEN}" in cookies and "theme=dark" in cookies, cookies

@@ -10,14 +10,16 @@ helpers for what a client library would not send.
     session = server.wait_session()             # the upstream's view: handshake, messages, close
 
 The server echoes every message with its type, fragmented as it came. Text messages that
-start with `!cmd ` are orders instead: `!cmd close CODE REASON` closes with that code,
-`!cmd ping DATA` pings the client and answers `pong DATA` once the pong is back,
-`!cmd flood COUNT SIZE` sends COUNT binary messages of SIZE bytes, then `flood done`;
-`!cmd sleep S` reads nothing for S seconds (websockets stops reading the socket once a
-few messages wait), then answers `slept`.
+start with `!cmd ` are orders instead:
+  `!cmd close CODE REASON`    closes with that code
+  `!cmd ping DATA`            pings the client, answers `pong DATA` once the pong is back
+  `!cmd flood COUNT SIZE`     sends COUNT binary messages of SIZE bytes, then `flood done`
+  `!cmd tick N INTERVAL`      sends `tick 0` … `tick N-1`, INTERVAL seconds apart
+  `!cmd sleep S`              reads nothing for S seconds (websockets stops reading the
+                              socket once a few messages wait), then answers `slept`
 `check(handshake)` refuses a handshake: it returns None to accept, or (status, body) or
-(status, body, {field: value}), run in a thread of its own. `pages`
-maps a path to (content type, body) for plain GETs (the browser's page)."""
+(status, body, {field: value}); it runs in a thread of its own. `pages` maps a path to
+(content type, body) for plain GETs (the browser's page)."""
 
 from __future__ import annotations
 
@@ -188,6 +190,11 @@ class WsServer:
             await waiter
             session.pongs.append(data)
             await ws.send(f"pong {rest}")
+        elif verb == "tick":
+            count, interval = rest.split()
+            for n in range(int(count)):
+                await asyncio.sleep(float(interval))
+                await ws.send(f"tick {n}")
         elif verb == "sleep":
             await asyncio.sleep(float(rest))
             await ws.send("slept")
