@@ -20,9 +20,17 @@ public final class HTTPServer {
     private var onDrained: (() -> Void)?
     /// Input buffers for this loop's connections; a few hundred are kept for reuse.
     let inputBuffers = BufferPool(bufferSize: 16 * 1024, maxKept: 256)
+    /// Where every relay on this loop reads its upstream into: what the client's socket
+    /// does not take at once is copied to that connection's output, so an idle relay
+    /// holds no read buffer of its own.
+    let relayReadBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 16)
 
     /// `connectionCount`: one for all the loops of a process, so that
     /// `settings.maxConnections` limits them together.
+    deinit {
+        relayReadBuffer.deallocate()
+    }
+
     public init(loop: EventLoop, settings: ConnectionSettings, handler: ServerHandler, connectionCount: ConnectionCount = ConnectionCount()) {
         self.loop = loop
         self.settings = settings

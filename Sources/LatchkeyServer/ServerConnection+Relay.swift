@@ -4,9 +4,9 @@ import LatchkeyLoop
 /// A relayed CONNECT tunnel: client bytes go through `input` to the upstream, upstream bytes
 /// straight to the client's socket (through `output` only for what the socket cannot take
 /// at once). Each side is read only while the other can take more, so a slow reader holds
-/// back its writer and the memory per tunnel stays bounded (`input`, plus `output` up to the
-/// high-water mark, plus one read buffer). The machine decides when a direction ends and
-/// when the tunnel does.
+/// back its writer and the memory per tunnel stays bounded (`input`, taken from the loop's
+/// pool only while bytes wait in it, plus `output` up to the high-water mark). The machine
+/// decides when a direction ends and when the tunnel does.
 extension ServerConnection {
     /// `early`: bytes the upstream sent behind its `101`, already queued for the client.
     func startRelay(_ upstream: RawConnection, webSocket: Bool, early: [UInt8] = []) {
@@ -127,7 +127,7 @@ extension ServerConnection {
     /// straight to the client when nothing is queued.
     private func readFromUpstream() {
         while let relay, machine.wantsUpstreamInput(outputPending: pendingOutput, highWater: server.settings.outboundHighWater) {
-            let buffer = relay.buffer
+            let buffer = server.relayReadBuffer
             let count: Int?
             do {
                 count = try relay.upstream.receive(into: buffer)
@@ -231,10 +231,9 @@ extension ServerConnection {
 }
 
 /// The upstream end of a relayed tunnel, on its connection's loop: its readiness goes to
-/// the connection, and its reads land in `buffer` (one per tunnel, freed with it).
+/// the connection (its reads land in the loop's `relayReadBuffer`).
 final class RelayUpstream: IOHandler {
     let upstream: RawConnection
-    let buffer: UnsafeMutableRawBufferPointer
     var interest: IOEvents = []
     /// A close frame the relay wrote for the upstream, sent after the client's bytes.
     var owedToUpstream: [UInt8] = []
@@ -245,20 +244,13 @@ final class RelayUpstream: IOHandler {
     /// The connection owns this object and ends the relay (releasing it) before it goes.
     unowned(unsafe) let connection: ServerConnection
 
-    static let bufferSize = 16 * 1024
-
     init(_ upstream: RawConnection, webSocket: Bool, connection: ServerConnection) {
         self.upstream = upstream
         self.connection = connection
-        buffer = .allocate(byteCount: Self.bufferSize, alignment: 16)
         if webSocket {
             toClientFrames = WebSocketFrameBoundary()
             toUpstreamFrames = WebSocketFrameBoundary()
         }
-    }
-
-    deinit {
-        buffer.deallocate()
     }
 
     func handleIO(_ events: IOEvents) {

@@ -161,8 +161,10 @@ extension ServerConnection {
         if outputOffset == output.count {
             outputOffset = 0
             // A small buffer is kept for the next response; a large one (left by a big or
-            // slow download) is not kept by a connection that may now sit idle for long.
-            output.removeAll(keepingCapacity: output.capacity <= (exchange != nil ? 1 << 20 : 2048))
+            // slow download) is not kept by a connection that may now sit idle for long, nor
+            // by a relay, which writes to the socket directly and queues only what it cannot
+            // take.
+            output.removeAll(keepingCapacity: output.capacity <= (exchange != nil && !machine.isRelaying ? 1 << 20 : 2048))
         } else if outputOffset > 64 * 1024 && outputOffset * 2 > output.count {
             output.removeFirst(outputOffset)
             outputOffset = 0
