@@ -18,8 +18,8 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from support import config, json_lines, wait_until
-from websocket_support import (BINARY, CLOSE, TEXT, RawUpgradeServer, client, frame, handshake_headers, make_ws_server,  # noqa: F401
-                               read_frame, ws_server)
+from websocket_support import (BINARY, CLOSE, TEXT, RawUpgradeServer, client, close_payload, frame, handshake_headers, make_ws_server,  # noqa: F401
+                               parse_frame, read_frame, ws_server)
 
 
 def upgrade_lines(p, path: str) -> list[dict]:
@@ -207,5 +207,70 @@ def test_another_protocol_is_closed_when_the_grace_period_ends(latchkey):
         assert p.wait_exit(15) == 0, p.log_tail()
         [line] = upgrade_lines(p, "/foo-stream")
         assert line["outcome"] == "upgrade_shutdown", line
+    finally:
+        raw.close()
+
+
+# A masked binary frame of 70,000 bytes: 2 header bytes, 8 of extended length, 4 of mask.
+@pytest.mark.parametrize("split", [1, 2, 5, 10, 12, 14, 14 + 35_000])
+def test_sigterm_waits_for_a_frame_cut_anywhere_in_its_header(latchkey, split):
+    """Both directions under way at once: the raw upstream echoes the client's bytes, so the
+    frame the client has half sent is half sent to the client as well."""
+    raw = RawUpgradeServer("websocket")
+    try:
+        p = latchkey.serve(config(raw.url, server={"grace_period": "10s"}))
+        c = raw_websocket(p, "/split")
+        payload = os.urandom(70_000)
+        message = frame(BINARY, payload)
+        c.send(message[:split])
+        assert wait_until(lambda: raw.received and len(raw.received[0]) == split)
+        p.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        # Nothing may be written inside the frame: the upstream has the client's bytes only.
+        assert bytes(raw.received[0]) == message[:split]
+        c.send(message[split:])
+        opcode, fin, body = read_frame(c.sock, c.buf)
+        assert (opcode, fin, body) == (BINARY, True, payload)
+        opcode, _, body = read_frame(c.sock, c.buf)
+        assert (opcode, body) == (CLOSE, struct.pack("!H", 1001)), (opcode, body)
+        # The upstream got the whole frame, then a masked close frame with 1001.
+        assert wait_until(lambda: len(raw.received[0]) > len(message))
+        upstream_view = bytearray(raw.received[0][len(message):])
+        assert bytes(raw.received[0][:len(message)]) == message
+        assert parse_frame(upstream_view) == (CLOSE, True, struct.pack("!H", 1001))
+        assert c.closed_by_peer(15)
+        assert p.wait_exit(15) == 0, p.log_tail()
+    finally:
+        raw.close()
+
+
+def test_sigterm_after_the_upstreams_close_frame_sends_no_second_one_to_the_client(latchkey, ws_server):
+    """RFC 6455 §5.5.1: after a Close frame, nothing more. The upstream has closed (4002) and
+    the client has not answered yet when Latchkey shuts down: the client has had its close
+    frame, and must not get another."""
+    p = latchkey.serve(config(ws_server.url, server={"grace_period": "3s"}))
+    c = raw_websocket(p, "/upstream-closed-first")
+    c.send(frame(TEXT, b"!cmd close 4002 bye"))
+    assert read_frame(c.sock, c.buf) == (CLOSE, True, close_payload(4002, "bye"))
+    p.send_signal(signal.SIGTERM)
+    following = read_frame(c.sock, c.buf, timeout=8)
+    assert following is None, f"a frame after the upstream's close frame: {following}"
+    assert p.wait_exit(15) == 0, p.log_tail()
+
+
+def test_sigterm_after_close_frames_both_ways_sends_none(latchkey):
+    raw = RawUpgradeServer("websocket")
+    try:
+        p = latchkey.serve(config(raw.url, server={"grace_period": "2s"}))
+        c = raw_websocket(p, "/closed-both-ways")
+        close = frame(CLOSE, close_payload(4001, "done"))
+        c.send(close)
+        # The raw upstream echoes it: a close frame has gone each way.
+        assert read_frame(c.sock, c.buf)[0] == CLOSE
+        p.send_signal(signal.SIGTERM)
+        following = read_frame(c.sock, c.buf, timeout=8)
+        assert following is None, f"a frame after the close frames: {following}"
+        assert bytes(raw.received[0]) == close, "the upstream got more after the client's close frame"
+        assert p.wait_exit(15) == 0, p.log_tail()
     finally:
         raw.close()

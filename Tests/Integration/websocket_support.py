@@ -209,13 +209,14 @@ class WsServer:
 class RawUpgradeServer:
     """An upstream for a protocol other than WebSocket: it answers any request with `101
     Switching Protocols` to `protocol`, then echoes raw bytes until the peer's FIN. `heads`:
-    the request heads it read, as text."""
+    the request heads it read, as text; `received`: per connection, the bytes after the head."""
 
     def __init__(self, protocol: str = "foo", greeting: bytes = b""):
         """`greeting`: bytes of the new protocol sent in the same write as the 101."""
         self.protocol = protocol
         self.greeting = greeting
         self.heads: list[str] = []
+        self.received: list[bytearray] = []
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
@@ -239,15 +240,21 @@ class RawUpgradeServer:
                 data += chunk
             head, _, rest = data.partition(b"\r\n\r\n")
             self.heads.append(head.decode("latin-1"))
+            received = bytearray(rest)
+            self.received.append(received)
             conn.sendall(f"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: {self.protocol}\r\n"
                          "X-Raw-Upstream: yes\r\n\r\n".encode() + self.greeting)
             if rest:
                 conn.sendall(rest)
             while True:
-                chunk = conn.recv(65536)
+                try:
+                    chunk = conn.recv(65536)
+                except ConnectionResetError:
+                    return
                 if not chunk:
                     conn.shutdown(socket.SHUT_WR)
                     return
+                received.extend(chunk)
                 conn.sendall(chunk)
 
     def close(self) -> None:
@@ -324,41 +331,23 @@ def close_payload(code: int, reason: str = "") -> bytes:
     return struct.pack("!H", code) + reason.encode()
 
 
-def read_frame(sock: socket.socket, buf: bytearray, timeout: float = 10.0):
-    """(opcode, fin, payload) of the next frame from an unmasked peer, reading sock into
-    buf; None when the connection ends first."""
-    deadline = time.monotonic() + timeout
-
-    def need(n: int) -> bool:
-        while len(buf) < n:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("no complete frame")
-            sock.settimeout(left)
-            try:
-                data = sock.recv(65536)
-            except (ConnectionResetError, BrokenPipeError):
-                return False
-            if not data:
-                return False
-            buf.extend(data)
-        return True
-
-    if not need(2):
+def parse_frame(buf: bytearray):
+    """(opcode, fin, payload) of the frame at the start of buf, taken out of it (unmasked if
+    masked); None while buf holds less than a whole frame."""
+    if len(buf) < 2:
         return None
-    length = buf[1] & 0x7F
-    offset = 2
+    length, offset = buf[1] & 0x7F, 2
     if length == 126:
-        if not need(4):
+        if len(buf) < 4:
             return None
         length, offset = struct.unpack("!H", buf[2:4])[0], 4
     elif length == 127:
-        if not need(10):
+        if len(buf) < 10:
             return None
         length, offset = struct.unpack("!Q", buf[2:10])[0], 10
     masked = bool(buf[1] & 0x80)
     key_at, offset = offset, offset + (4 if masked else 0)
-    if not need(offset + length):
+    if len(buf) < offset + length:
         return None
     opcode, fin = buf[0] & 0x0F, bool(buf[0] & 0x80)
     payload = bytes(buf[offset:offset + length])
@@ -367,6 +356,25 @@ def read_frame(sock: socket.socket, buf: bytearray, timeout: float = 10.0):
         payload = bytes(b ^ key[i % 4] for i, b in enumerate(payload))
     del buf[:offset + length]
     return opcode, fin, payload
+
+
+def read_frame(sock: socket.socket, buf: bytearray, timeout: float = 10.0):
+    """(opcode, fin, payload) of the next frame, reading sock into buf; None when the
+    connection ends first."""
+    deadline = time.monotonic() + timeout
+    while (found := parse_frame(buf)) is None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("no complete frame")
+        sock.settimeout(left)
+        try:
+            data = sock.recv(65536)
+        except (ConnectionResetError, BrokenPipeError):
+            return None
+        if not data:
+            return None
+        buf.extend(data)
+    return found
 
 
 def handshake_headers(key: str = "dGhlIHNhbXBsZSBub25jZQ==", version: str | None = "13", extra=()) -> list:
