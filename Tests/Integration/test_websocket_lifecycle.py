@@ -274,3 +274,27 @@ def test_sigterm_after_close_frames_both_ways_sends_none(latchkey):
         assert p.wait_exit(15) == 0, p.log_tail()
     finally:
         raw.close()
+
+
+def test_a_handshake_answered_after_sigterm_is_closed_at_once(latchkey, make_ws_server):
+    """The upstream's 101 comes after the signal: the stream is opened during the shutdown
+    and gets its close frames (1001) at once, rather than sitting silent until the grace
+    period ends."""
+    server = make_ws_server(check=lambda seen: time.sleep(1.5))
+    p = latchkey.serve(config(server.url, server={"grace_period": "10s"}, logging={"format": "json"}))
+    c = p.conn()
+    c.request("GET", "/late-101", headers=handshake_headers(), host=p.host_header)
+    assert wait_until(lambda: server.handshakes)
+    stopping = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    head = c.read_head(timeout=15)
+    if head.status == 101:
+        got = read_frame(c.sock, c.buf, timeout=15)
+        assert got is not None and got[0] == CLOSE and got[2][:2] == struct.pack("!H", 1001), \
+            f"{got} after {time.monotonic() - stopping:.1f} s"
+        session = server.wait_session()
+        assert session.wait_ended() and session.close_code == 1001
+    else:
+        assert head.status == 503, head
+    assert p.wait_exit(15) == 0, p.log_tail()
+    assert time.monotonic() - stopping < 6, "the shutdown waited for the grace period"
