@@ -3,9 +3,9 @@ websockets' own proxy support (a CONNECT that Latchkey intercepts with a leaf of
 CA; the handshake and the stream go inside the tunnel) and with a CONNECT made by hand and
 its socket handed to the client; `ws://api.test/…` (a CONNECT to port 80 with plain HTTP
 inside); the route's credential on the handshake, never the proxy's secret; SIGTERM's close
-frames inside the TLS tunnel; a refused token renewed on a handshake inside the tunnel.
-The upstream is a plain WebSocket server on 127.0.0.1 behind the route for api.test, a
-name that does not resolve, so only Latchkey can reach it."""
+frames inside the TLS tunnel; a refused token renewed on a handshake inside the tunnel;
+a child of `latchkey exec` that finds the proxy and the trust in its environment. The upstream is a plain WebSocket server on 127.0.0.1 behind the route for
+api.test, a name that does not resolve, so only Latchkey can reach it."""
 
 from __future__ import annotations
 
@@ -14,11 +14,14 @@ import os
 import signal
 import socket
 import ssl
+import sys
+import textwrap
 
 import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
+from exec_support import run_exec
 from forward_support import HOST, PROXY_SECRET, local_ca, proxy_url
 from support import TOKEN, bearer, json_lines, wait_until
 from test_oauth import password_identity
@@ -164,3 +167,22 @@ def test_upgrade_idle_timeout_inside_the_tunnel(latchkey, ws_server):
     assert wait_until(lambda: upgrade_lines(p)), p.log_tail()
     assert upgrade_lines(p)[0]["outcome"] == "upgrade_idle"
     assert upgrade_lines(p)[0].get("host") in (None, HOST)
+
+
+def test_a_child_of_exec_opens_wss_with_the_environments_proxy_and_trust(latchkey, ws_server):
+    """websockets reads HTTPS_PROXY (proxy=True, its default) and Python's ssl the bundle in
+    SSL_CERT_FILE: a child of `latchkey exec` needs no setting of its own."""
+    child = [sys.executable, "-c", textwrap.dedent(f"""
+        from websockets.sync.client import connect
+        with connect("wss://{HOST}/from-exec", open_timeout=20) as ws:
+            ws.send("from a child of exec")
+            print(ws.recv(timeout=20))
+    """)]
+    cfg = forward_ws_config(ws_server)
+    cfg["listeners"][0].pop("inbound")  # exec sets its own proxy password
+    done = run_exec(latchkey, child, cfg=cfg)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "from a child of exec"
+    session = ws_server.wait_session()
+    assert session.path == "/from-exec"
+    assert session.header("Authorization") == f"Bearer {TOKEN}"
