@@ -4,8 +4,9 @@ CA; the handshake and the stream go inside the tunnel) and with a CONNECT made b
 its socket handed to the client; `ws://api.test/…` (a CONNECT to port 80 with plain HTTP
 inside); the route's credential on the handshake, never the proxy's secret; SIGTERM's close
 frames inside the TLS tunnel; a refused token renewed on a handshake inside the tunnel;
-a child of `latchkey exec` that finds the proxy and the trust in its environment. The upstream is a plain WebSocket server on 127.0.0.1 behind the route for
-api.test, a name that does not resolve, so only Latchkey can reach it."""
+a child of `latchkey exec` that finds the proxy and the trust in its environment. The
+upstream is a plain WebSocket server on 127.0.0.1 behind the route for api.test, a name
+that does not resolve, so only Latchkey can reach it."""
 
 from __future__ import annotations
 
