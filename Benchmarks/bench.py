@@ -53,6 +53,20 @@ Scenarios
           script running curl per call does: tunnels/s, CPU µs per tunnel. With
           --callgrind, also Latchkey's instructions per request through a kept-alive
           tunnel and through the reverse route.
+  websocket WebSocket upgrades through a reverse route of Latchkey and through nginx as a
+          WebSocket reverse proxy (`proxy_set_header Upgrade/Connection/Authorization`; once
+          with its default buffers, once with `proxy_buffer_size 16k`), each attaching the
+          token to the handshake (bench_websocket.py); upstream and load are small C programs
+          (Benchmarks/ws_echo.c, Benchmarks/ws_load.c, gcc at run time) on core 1, and
+          `direct` is the load talking to the upstream itself. Echo of 32-byte messages,
+          sequential round trips on 1 and on --ws-connections N (32) connections: p50/p99 and
+          the proxy's CPU µs per round trip, the N-connection run also with --ws-idle-connections
+          idle upgraded connections open beside; 64 KiB messages, 4 connections × 4 in flight:
+          MB/s and CPU per message and per MB. Before those, per proxy: --ws-idle-connections
+          (1,000) upgraded connections held after one message each (VmRSS per connection), and
+          1 GiB from the upstream read at full speed and at --ws-read-rate (50 MB/s): VmRSS
+          growth. With --callgrind, Latchkey's instructions per round trip (32 B, 64 KiB, and
+          32 B with 1,000 idle upgraded connections open).
 """
 import argparse
 import asyncio
@@ -74,13 +88,14 @@ from bench_forward import ForwardScenarios
 from bench_log import LogScenarios
 from bench_oauth import OAuthScenarios
 from bench_tls import TLSScenarios
+from bench_websocket import WebSocketScenarios
 from bench_support import (LOAD_CORE, MIB, PROXY_CORE, cpu_seconds, free_port, http_get, log, read_response,
                            rss_kib, wait_port)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-SCENARIOS = ("small", "large", "idle", "stream", "auth", "storm", "stucklog", "tls", "forward")
+SCENARIOS = ("small", "large", "idle", "stream", "auth", "storm", "stucklog", "tls", "forward", "websocket")
 
 WRK_REPORT = r"""
 done = function(summary, latency, requests)
@@ -95,7 +110,7 @@ end
 """
 
 
-class Bench(OAuthScenarios, LogScenarios, TLSScenarios, ForwardScenarios):
+class Bench(OAuthScenarios, LogScenarios, TLSScenarios, ForwardScenarios, WebSocketScenarios):
     def __init__(self, args):
         self.args = args
         self.work = tempfile.mkdtemp(prefix="latchkey-bench.")
@@ -578,6 +593,7 @@ logging:
         out += self.log_tables()
         out += self.tls_tables()
         out += self.forward_tables()
+        out += self.websocket_tables()
         return "\n".join(out)
 
     def targets_table(self):
@@ -733,17 +749,25 @@ def main():
                     help="Latchkey and nginx write access logs (to files); haproxy logs nothing either way")
     ap.add_argument("--profile", action="store_true", help="perf-record Latchkey under small GETs")
     ap.add_argument("--callgrind", action="store_true",
-                    help="with auth or forward: count Latchkey's instructions per request on their routes under callgrind")
+                    help="with auth, forward or websocket: count Latchkey's instructions per request (or round trip) "
+                         "on their routes under callgrind")
     ap.add_argument("--forward-connections", type=int, default=32,
                     help="concurrent tunnels (and plain connections to the reverse route) of the forward scenario")
+    ap.add_argument("--ws-connections", type=int, default=32,
+                    help="connections of the websocket scenario's many-connection echo run")
+    ap.add_argument("--ws-idle-connections", type=int, default=1000,
+                    help="upgraded connections the websocket scenario holds open for its RSS figure")
+    ap.add_argument("--ws-read-rate", default="50M", help="bytes/s the websocket scenario's slow reader takes")
     ap.add_argument("--results", help="where to write the Markdown (default Benchmarks/RESULTS.md)")
     ap.add_argument("--no-write", action="store_true", help="print the tables only")
     ap.add_argument("--keep-work", action="store_true")
     a = ap.parse_args()
     a.targets = [t for t in a.targets.split(",") if t]
     a.scenarios = [s for s in a.scenarios.split(",") if s]
-    if min(a.rounds, a.duration, a.storm_requests, a.storm_rounds, a.forward_connections) < 1:
-        ap.error("--rounds, --duration, --storm-requests, --storm-rounds and --forward-connections must be positive")
+    if min(a.rounds, a.duration, a.storm_requests, a.storm_rounds, a.forward_connections, a.ws_connections,
+           a.ws_idle_connections) < 1:
+        ap.error("--rounds, --duration, --storm-requests, --storm-rounds, --forward-connections, --ws-connections "
+                 "and --ws-idle-connections must be positive")
     unknown = [s for s in a.scenarios if s not in SCENARIOS]
     if unknown:
         ap.error(f"unknown scenario {', '.join(unknown)}: choose from {', '.join(SCENARIOS)}")
@@ -751,8 +775,8 @@ def main():
         a.targets.remove("latchkey")
     if {"auth", "storm"} & set(a.scenarios) and "latchkey" not in a.targets:
         ap.error("the auth and storm scenarios measure Latchkey: give --latchkey and keep latchkey in --targets")
-    if a.callgrind and not {"auth", "forward"} & set(a.scenarios):
-        ap.error("--callgrind counts the auth or forward scenario's instructions: add one to --scenarios")
+    if a.callgrind and not {"auth", "forward", "websocket"} & set(a.scenarios):
+        ap.error("--callgrind counts the auth, forward or websocket scenario's instructions: add one to --scenarios")
 
     if os.cpu_count() < 2:
         sys.exit("bench: needs at least 2 cores (proxy on core 0, load and upstream on core 1)")
@@ -766,6 +790,8 @@ def main():
     # upstream side), which inherits this limit.
     if want < 2 * a.storm_requests + 1000 and "storm" in a.scenarios:
         sys.exit(f"bench: the open-file limit ({hard}) is too low for bursts of {a.storm_requests} requests")
+    if want < 2 * a.ws_idle_connections + 1000 and "websocket" in a.scenarios:
+        sys.exit(f"bench: the open-file limit ({hard}) is too low for {a.ws_idle_connections} upgraded connections")
 
     b = Bench(a)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
@@ -796,10 +822,17 @@ def main():
         if "forward" in a.scenarios:
             b.start_forward_targets()
             b.run_forward_rounds()
+        if "websocket" in a.scenarios:
+            b.start_websocket_targets()
+            # Memory first, while the proxies' heaps hold only what the checks left.
+            b.run_websocket_memory()
+            b.run_websocket_rounds()
         if a.callgrind and "auth" in a.scenarios and "latchkey" in b.targets:
             b.callgrind_auth()
         if a.callgrind and "forward" in a.scenarios:
             b.callgrind_forward()
+        if a.callgrind and "websocket" in a.scenarios:
+            b.callgrind_websocket()
         for name in list(b.targets):
             if "stream" in a.scenarios:
                 b.single[("stream", name)] = b.stream(name)

@@ -20,6 +20,15 @@
 #      (tunnels/s, CPU per tunnel); with --callgrind, Latchkey's instructions per request
 #      through a tunnel and the reverse route. As RESULTS.md has it (4 minutes):
 #        bash Benchmarks/run.sh --scenarios forward --targets latchkey --callgrind --no-write
+# websocket: WebSocket upgrades through Latchkey's reverse route vs nginx as a WebSocket proxy
+#      (default buffers, and proxy_buffer_size 16k), the token attached to the handshake; the
+#      upstream and the load are Benchmarks/ws_echo.c and ws_load.c (gcc, libcrypto) on core 1,
+#      `direct` the load against the upstream itself: 32-byte echoes on 1 and --ws-connections
+#      N (32) connections (p50/p99, CPU per round trip), 64 KiB messages (MB/s, CPU per MB),
+#      --ws-idle-connections N (1000) held upgraded connections (RSS per connection), 1 GiB
+#      from the upstream read at full speed and at --ws-read-rate R (50M) (RSS growth); with
+#      --callgrind, Latchkey's instructions per round trip. As RESULTS.md has it (9 minutes):
+#        bash Benchmarks/run.sh --scenarios websocket --targets direct,latchkey,nginx --callgrind --no-write
 # The OAuth engine's scenarios (Latchkey only, tokens from Benchmarks/token_endpoint.py):
 #   auth   static-credential route vs OAuth identity route with a valid token, under wrk
 #          in pairs of short runs (--rounds, --duration): requests/s within 5%?
@@ -50,6 +59,9 @@ have util-linux || missing+=(util-linux)   # taskset
 case " $* " in *" --callgrind "*) have valgrind || missing+=(valgrind); have binutils || missing+=(binutils) ;; esac
 case " $* " in *" --scenarios "*forward*|*" --scenarios="*forward*)
     have mitmproxy || missing+=(mitmproxy)
+    for pkg in gcc libc6-dev libssl-dev; do have "$pkg" || missing+=("$pkg"); done ;;
+esac
+case " $* " in *" --scenarios "*websocket*|*" --scenarios="*websocket*)
     for pkg in gcc libc6-dev libssl-dev; do have "$pkg" || missing+=("$pkg"); done ;;
 esac
 if [ "${LATCHKEY_BIN:-}" != none ]; then
