@@ -10,6 +10,8 @@ public struct WebSocketFrameBoundary: Sendable, Equatable {
     }
 
     var position = Position.header([])
+    /// A close frame's header went by (RFC 6455 §5.5.1: its sender sends nothing after it).
+    public private(set) var sawClose = false
 
     public init() {}
 
@@ -28,6 +30,7 @@ public struct WebSocketFrameBoundary: Sendable, Equatable {
                 header.append(bytes[index])
                 index += 1
                 position = Self.afterHeaderByte(header)
+                if header.count == 1, header[0] & 0x0F == Self.closeOpcode { sawClose = true }
             }
         }
     }
@@ -44,6 +47,9 @@ public struct WebSocketFrameBoundary: Sendable, Equatable {
         let payload = extended == 0 ? short : header[2..<(2 + extended)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         return payload == 0 ? .header([]) : .payload(remaining: payload)
     }
+
+    /// RFC 6455 §5.5.1.
+    static let closeOpcode: UInt8 = 0x8
 
     /// RFC 6455 §7.4.1: 1001, an endpoint going away (a server shutting down).
     public static let goingAway: UInt16 = 1001

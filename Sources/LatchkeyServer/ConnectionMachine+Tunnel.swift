@@ -125,6 +125,16 @@ extension ConnectionMachine {
         return !relay.toUpstream.isReading && relay.toClient == .finished
     }
 
+    /// A close frame already went towards `side` (its peer began the closing handshake): none
+    /// is owed there, and the direction is relayed until its sender ends it (RFC 6455 §5.5.1
+    /// forbids a second).
+    mutating func relayCloseAlreadySent(towards side: RelaySide) {
+        guard case .relaying(var relay) = state else { return }
+        if side == .upstream, relay.toUpstream == .closing { relay.toUpstream = .open }
+        if side == .client, relay.toClient == .closing { relay.toClient = .open }
+        state = .relaying(relay)
+    }
+
     /// `side` finished sending (end of stream). `undelivered`: bytes it sent still wait to
     /// be written to the other side, which is told of the end once they are.
     mutating func relayPeerFinished(_ side: RelaySide, undelivered: Bool) -> RelayStep {

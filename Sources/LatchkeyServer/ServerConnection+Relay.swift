@@ -16,7 +16,11 @@ extension ServerConnection {
         early.withUnsafeBytes { relay.toClientFrames?.consume($0) }
         // Bytes the client sent right behind its request go first.
         relay.toUpstreamFrames?.consume(input.readable)
+        exchange?.requestBodyBytes += UInt64(input.readableCount)
         pumpToUpstream()
+        // A stream that starts during a shutdown is closed as the others were.
+        if server.isShuttingDown, self.relay != nil { beginShutdown() }
+        guard self.relay != nil else { return }
         updateInterest()
         updateTimer()
     }
@@ -191,10 +195,12 @@ extension ServerConnection {
         if relay != nil { relayProgressed() }
     }
 
-    /// The close frame owed towards `side`, if the bytes queued for it end a frame.
+    /// The close frame owed towards `side`, if the bytes queued for it end a frame; none if
+    /// its peer already sent one that way.
     private func closeAtFrameBoundary(towards side: ConnectionMachine.RelaySide) {
         guard let relay, machine.owesCloseFrame(towards: side) else { return }
         let frames = side == .client ? relay.toClientFrames : relay.toUpstreamFrames
+        if frames?.sawClose == true { return machine.relayCloseAlreadySent(towards: side) }
         guard frames?.isAtBoundary ?? true else { return }
         performRelay(machine.relayFrameBoundary(towards: side))
     }

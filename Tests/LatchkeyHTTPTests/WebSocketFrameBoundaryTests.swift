@@ -49,7 +49,9 @@ struct WebSocketFrameBoundaryTests {
         let masked = WebSocketFrameBoundary.closeFrame(code: 1001, mask: (0x11, 0x22, 0x33, 0x44))
         #expect(masked == [0x88, 0x82, 0x11, 0x22, 0x33, 0x44, 0x03 ^ 0x11, 0xE9 ^ 0x22])
         var boundary = WebSocketFrameBoundary()
+        Self.frame(3, masked: true).withUnsafeBytes { boundary.consume($0) }
+        #expect(!boundary.sawClose)
         masked.withUnsafeBytes { boundary.consume($0) }
-        #expect(boundary.isAtBoundary)
+        #expect(boundary.isAtBoundary && boundary.sawClose)
     }
 }

@@ -175,4 +175,15 @@ struct ConnectionMachineTunnelTests {
         #expect(shutdown == .finishExchange)
         #expect(!other.owesCloseFrame(towards: .client))
     }
+
+    @Test func noCloseFrameIsOwedWhereAPeerAlreadySentOne() {
+        var machine = relaying(.upgrade(webSocket: true))
+        _ = machine.shutdown(outputPending: false)
+        machine.relayCloseAlreadySent(towards: .client)
+        #expect(!machine.owesCloseFrame(towards: .client) && machine.owesCloseFrame(towards: .upstream))
+        // The direction is relayed on until its sender ends it.
+        #expect(machine.wantsUpstreamInput(outputPending: 0, highWater: 1000))
+        let boundary = machine.relayFrameBoundary(towards: .client)
+        #expect(boundary == .none)
+    }
 }
