@@ -49,14 +49,10 @@ extension ProxyExchange {
     /// Stops reading the body and asks for a token; the answer comes back on this loop.
     func wait(_ ask: (@escaping Identity.Waiter) -> Void) {
         exchange.pauseRequestBody()
-        let exchange = LoopBound(self)
-        let loop = handler.loop.handle
-        ask { result in
-            loop.execute { _ in exchange.value.tokenArrived(result) }
-        }
+        waitForToken(on: handler.loop.handle, ask)
     }
 
-    private func tokenArrived(_ result: Result<IssuedToken, IdentityUnavailable>) {
+    func tokenArrived(_ result: Result<IssuedToken, IdentityUnavailable>) {
         let token = try? result.get()
         switch machine.tokenArrived(route.canInject(token)) {
         case .ignore:

@@ -14,7 +14,7 @@ import Logging
 /// performs its actions (ProxyExchange+Renewal.swift, ProxyExchange+Handoff.swift).
 ///
 /// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
-final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate {
+final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaiter {
     let exchange: ServerExchange
     let route: Route
     let rewriter: ResponseRewriter

@@ -13,7 +13,7 @@ import LatchkeyUpstream
 /// token's renewal included.
 ///
 /// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
-final class UpgradeExchange: ExchangeHandler, UpstreamConnectionDelegate, IOHandler {
+final class UpgradeExchange: ExchangeHandler, UpstreamConnectionDelegate, IOHandler, TokenWaiter {
     private let exchange: ServerExchange
     private let forward: Admission.Forward
     private let plan: UpgradePlan
@@ -53,7 +53,7 @@ final class UpgradeExchange: ExchangeHandler, UpstreamConnectionDelegate, IOHand
         let current = identity?.current()
         switch machine.start(tokenAtHand: route.canInject(current)) {
         case .handshake: handshake(token: current)
-        case .waitForToken: wait { self.identity?.demand($0) }
+        case .waitForToken: waitForToken(on: handler.loop.handle) { self.identity?.demand($0) }
         }
     }
 
@@ -252,19 +252,10 @@ final class UpgradeExchange: ExchangeHandler, UpstreamConnectionDelegate, IOHand
         handler.logger.info("upstream refused the token on an upgrade; renewing and sending the handshake again", metadata: [
             "route": .string(route.name), "identity": .string(identity.name),
         ])
-        wait { identity.rejected(generation: token.generation, $0) }
+        waitForToken(on: handler.loop.handle) { identity.rejected(generation: token.generation, $0) }
     }
 
-    /// Asks for a token; the answer comes back on this loop.
-    private func wait(_ ask: (@escaping Identity.Waiter) -> Void) {
-        let exchange = LoopBound(self)
-        let loop = handler.loop.handle
-        ask { result in
-            loop.execute { _ in exchange.value.tokenArrived(result) }
-        }
-    }
-
-    private func tokenArrived(_ result: Result<IssuedToken, IdentityUnavailable>) {
+    func tokenArrived(_ result: Result<IssuedToken, IdentityUnavailable>) {
         let token = try? result.get()
         switch machine.tokenArrived(usable: route.canInject(token)) {
         case .handshake:
