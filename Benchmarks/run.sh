@@ -27,7 +27,7 @@
 #      N (32) connections (p50/p99, CPU per round trip), 64 KiB messages (MB/s, CPU per MB),
 #      --ws-idle-connections N (1000) held upgraded connections (RSS per connection), 1 GiB
 #      from the upstream read at full speed and at --ws-read-rate R (50M) (RSS growth); with
-#      --callgrind, Latchkey's instructions per round trip. As RESULTS.md has it (9 minutes):
+#      --callgrind, Latchkey's instructions per round trip. As RESULTS.md has it (11 minutes):
 #        bash Benchmarks/run.sh --scenarios websocket --targets direct,latchkey,nginx --callgrind --no-write
 # The OAuth engine's scenarios (Latchkey only, tokens from Benchmarks/token_endpoint.py):
 #   auth   static-credential route vs OAuth identity route with a valid token, under wrk
