@@ -112,12 +112,16 @@ public final class UpstreamClient {
     /// also cancels it while it is being made).
     public func connect(to url: String, options: UpstreamOptions, delegate: UpstreamConnectionDelegate) -> UpstreamConnection? {
         guard let easy = CurlEasy(events: events) else { return nil }
-        let connection = UpstreamConnection(client: self, easy: easy, delegate: delegate, overTLS: url.lowercased().hasPrefix("https:"))
+        let connection = UpstreamConnection(client: self, easy: easy, delegate: delegate, overTLS: url.lowercased().hasPrefix("https:"),
+                                            proxyOverTLS: options.proxy?.lowercased().hasPrefix("https:") == true)
         easy.connection = connection
         connections[ObjectIdentifier(connection)] = connection
         var status = CurlStatus()
         status.check(easy.prepare(options: options))
         status.check(lk_curl_easy_setopt_long(easy.handle, CURLOPT_CONNECT_ONLY, 1))
+        // Through an HTTP proxy, a plain http:// destination is reached by a CONNECT tunnel
+        // too: the bytes after it are the caller's, not requests for the proxy.
+        if options.proxy != nil { status.check(lk_curl_easy_setopt_long(easy.handle, CURLOPT_HTTPPROXYTUNNEL, 1)) }
         status.check(lk_curl_easy_setopt_string(easy.handle, CURLOPT_URL, url))
         if status.code == CURLE_OK {
             curlDepth += 1

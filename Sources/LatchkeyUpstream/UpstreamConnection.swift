@@ -25,12 +25,19 @@ public final class UpstreamConnection: RawConnection {
     @exclusivity(unchecked) private var fd: Int32 = -1
     /// TLS to the upstream (an https URL): curl may hold decrypted bytes.
     public let mayHoldReadBytes: Bool
+    /// Plain TCP end to end (no TLS to the upstream or to an https proxy): bytes go through
+    /// the socket itself. libcurl 7.88's curl_easy_send and curl_easy_recv look the
+    /// connection up in the multi's whole connection cache on every call, a cost that
+    /// grows with every other connection open; on a plain socket curl holds nothing, so
+    /// nothing is lost by going around it.
+    private let direct: Bool
 
-    init(client: UpstreamClient, easy: CurlEasy, delegate: UpstreamConnectionDelegate, overTLS: Bool) {
+    init(client: UpstreamClient, easy: CurlEasy, delegate: UpstreamConnectionDelegate, overTLS: Bool, proxyOverTLS: Bool) {
         self.client = client
         self.easy = easy
         self.delegate = delegate
         mayHoldReadBytes = overTLS
+        direct = !overTLS && !proxyOverTLS
     }
 
     // MARK: from the client
@@ -59,9 +66,16 @@ public final class UpstreamConnection: RawConnection {
         try client.events.handOver(fd, events: events, to: handler)
     }
 
-    /// curl_easy_recv.
+    /// recv(2) on a plain connection, else curl_easy_recv.
     public func receive(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int? {
         guard let easy else { throw SystemError(call: "curl_easy_recv", errno: EBADF) }
+        if direct {
+            do {
+                return try systemCall("recv") { recv(fd, buffer.baseAddress, buffer.count, 0) }
+            } catch where error.wouldBlock {
+                return nil
+            }
+        }
         var count = 0
         switch curl_easy_recv(easy.handle, buffer.baseAddress, buffer.count, &count) {
         case CURLE_OK: return count
@@ -70,9 +84,16 @@ public final class UpstreamConnection: RawConnection {
         }
     }
 
-    /// curl_easy_send.
+    /// send(2) with MSG_NOSIGNAL on a plain connection, else curl_easy_send.
     public func send(_ bytes: UnsafeRawBufferPointer) throws(SystemError) -> Int? {
         guard let easy else { throw SystemError(call: "curl_easy_send", errno: EBADF) }
+        if direct {
+            do {
+                return try systemCall("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
+            } catch where error.wouldBlock {
+                return nil
+            }
+        }
         var count = 0
         switch curl_easy_send(easy.handle, bytes.baseAddress, bytes.count, &count) {
         case CURLE_OK: return count

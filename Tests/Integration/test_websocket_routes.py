@@ -210,3 +210,22 @@ def test_a_cookie_injection_on_the_handshake(latchkey, ws_server):
         echo(ws, "cookie")
     cookies = ws_server.wait_session().header("Cookie")
     assert f"sid={TOKEN}" in cookies and "theme=dark" in cookies, cookies
+
+
+def test_a_routes_upstream_proxy_carries_the_handshake_in_a_connect_tunnel(latchkey, make_ws_server):
+    """`upstream.proxy`: the handshake and the stream go through a CONNECT tunnel of that
+    proxy (here a second Latchkey listener, a forward proxy that tunnels to the server's
+    address), never as requests for the proxy itself."""
+    from tunnel_support import machine_address
+    address = machine_address()
+    server = make_ws_server(host=address)
+    proxy_port = free_port()
+    route = {"upstream": {"url": f"http://{address}:{server.port}", "proxy": f"http://127.0.0.1:{proxy_port}"}, "listeners": ["main"]}
+    listeners = [{"name": "main"}, {"name": "fwd", "listen": f"127.0.0.1:{proxy_port}", "mode": "forward", "tunnel": [address]}]
+    p = latchkey.serve(config(route=route, listeners=listeners, logging={"format": "json"}))
+    with client(p, "/through-proxy") as ws:
+        echo(ws, "tunnelled")
+    assert server.wait_session().path == "/through-proxy"
+    assert server.handshakes[0].header("Authorization") == f"Bearer {TOKEN}"
+    connects = wait_until(lambda: [r for r in json_lines(p.log()) if r.get("method") == "CONNECT"])
+    assert connects and connects[0]["path"] == f"{address}:{server.port}", p.log_tail()
