@@ -1,51 +1,64 @@
 /// Where the frames of one direction of a WebSocket connection begin and end (RFC 6455
 /// §5.2), read from the bytes as they are relayed: only the headers are looked at, never
-/// the payloads. A relay that must close the connection itself writes its close frame
-/// where a frame ends, never inside one.
+/// the payloads, and nothing is allocated. A relay that must close the connection itself
+/// writes its close frame where a frame ends, never inside one.
 public struct WebSocketFrameBoundary: Sendable, Equatable {
-    /// Header bytes of the frame being read (2 to 14 of them), or the payload bytes left.
-    enum Position: Sendable, Equatable {
-        case header([UInt8])
-        case payload(remaining: UInt64)
-    }
-
-    var position = Position.header([])
+    /// Header bytes seen of the frame being read; 0 between frames.
+    private var seen: UInt8 = 0
+    /// The header's whole length once its second byte is known (2 to 14), else 2.
+    private var headerLength: UInt8 = 2
+    /// Bytes of extended payload length after the first two (0, 2 or 8).
+    private var extendedLength: UInt8 = 0
+    /// The payload length, as far as its bytes have been read.
+    private var payloadLength: UInt64 = 0
+    /// Payload bytes still to pass, once the header is complete.
+    private var remaining: UInt64 = 0
     /// A close frame's header went by (RFC 6455 §5.5.1: its sender sends nothing after it).
     public private(set) var sawClose = false
 
     public init() {}
 
     /// Between two frames: nothing of a frame has been seen that is not complete.
-    public var isAtBoundary: Bool { position == .header([]) }
+    public var isAtBoundary: Bool { seen == 0 && remaining == 0 }
 
     public mutating func consume(_ bytes: UnsafeRawBufferPointer) {
         var index = 0
-        while index < bytes.count {
-            switch position {
-            case .payload(let remaining):
-                let taken = min(remaining, UInt64(bytes.count - index))
+        let count = bytes.count
+        while index < count {
+            if remaining > 0 {
+                let taken = min(remaining, UInt64(count - index))
                 index += Int(taken)
-                position = remaining == taken ? .header([]) : .payload(remaining: remaining - taken)
-            case .header(var header):
-                header.append(bytes[index])
-                index += 1
-                position = Self.afterHeaderByte(header)
-                if header.count == 1, header[0] & 0x0F == Self.closeOpcode { sawClose = true }
+                remaining -= taken
+                continue
             }
+            header(bytes[index])
+            index += 1
         }
     }
 
-    /// The header so far, or the payload once the header is complete: 2 bytes, then 2 or 8
-    /// of extended length (126, 127), then 4 of masking key when the mask bit is set.
-    private static func afterHeaderByte(_ header: [UInt8]) -> Position {
-        guard header.count >= 2 else { return .header(header) }
-        let masked = header[1] & 0x80 != 0
-        let short = UInt64(header[1] & 0x7F)
-        let extended = short == 126 ? 2 : short == 127 ? 8 : 0
-        let length = 2 + extended + (masked ? 4 : 0)
-        guard header.count == length else { return .header(header) }
-        let payload = extended == 0 ? short : header[2..<(2 + extended)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        return payload == 0 ? .header([]) : .payload(remaining: payload)
+    /// One header byte: 2 bytes, then 2 or 8 of extended length (126, 127), then 4 of
+    /// masking key when the mask bit is set.
+    private mutating func header(_ byte: UInt8) {
+        switch seen {
+        case 0:
+            if byte & 0x0F == Self.closeOpcode { sawClose = true }
+        case 1:
+            let short = byte & 0x7F
+            extendedLength = short == 126 ? 2 : short == 127 ? 8 : 0
+            headerLength = 2 + extendedLength + (byte & 0x80 != 0 ? 4 : 0)
+            payloadLength = extendedLength == 0 ? UInt64(short) : 0
+        case let position where position < 2 + extendedLength:
+            payloadLength = payloadLength << 8 | UInt64(byte)
+        default:
+            break
+        }
+        seen += 1
+        guard seen == headerLength else { return }
+        remaining = payloadLength
+        seen = 0
+        headerLength = 2
+        extendedLength = 0
+        payloadLength = 0
     }
 
     /// RFC 6455 §5.5.1.

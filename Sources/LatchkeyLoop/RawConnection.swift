@@ -13,6 +13,9 @@ public protocol RawConnection: AnyObject {
     var mayHoldReadBytes: Bool { get }
     /// Bytes taken from `bytes`: nil when none could be taken now.
     func send(_ bytes: UnsafeRawBufferPointer) throws(SystemError) -> Int?
+    /// Whether `finishSending` can tell the peer that nothing more follows while the other
+    /// way stays open: not over a TLS session libcurl holds, which has no call for it.
+    var canHalfClose: Bool { get }
     /// Nothing more will be sent (a half close, RFC 9293 §3.6).
     func finishSending()
     /// Stops the reports and releases the connection; no call follows.

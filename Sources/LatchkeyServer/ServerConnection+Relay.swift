@@ -177,7 +177,14 @@ extension ServerConnection {
                 code: WebSocketFrameBoundary.goingAway, mask: (.random(in: 0...255), .random(in: 0...255), .random(in: 0...255), .random(in: 0...255)))
             pumpToUpstream()
         case .finishSending(to: .upstream):
-            relay?.upstream.finishSending()
+            guard let relay else { return }
+            guard relay.upstream.canHalfClose else {
+                // The upstream cannot be told that the client is done while it goes on
+                // sending (TLS through libcurl): its direction ends too, once what it sent
+                // has reached the client, and the tunnel closes.
+                return performRelay(machine.relayPeerFinished(.upstream, undelivered: pendingOutput > 0))
+            }
+            relay.upstream.finishSending()
         case .finishSending(to: .client):
             tls?.shutdown()
             socket.shutdownWrite()

@@ -102,11 +102,13 @@ public final class UpstreamConnection: RawConnection {
         }
     }
 
+    public var canHalfClose: Bool { !mayHoldReadBytes }
+
     /// shutdown(SHUT_WR) on curl's socket: curl has no call for a half close, and on a plain
     /// connection it has nothing buffered to send first. Over TLS a FIN without close_notify
-    /// would read as a cut: nothing is done, and `close` ends the session properly.
+    /// would read as a cut: nothing is done (`canHalfClose`), and `close` ends the session.
     public func finishSending() {
-        guard easy != nil, fd >= 0, !mayHoldReadBytes else { return }
+        guard easy != nil, fd >= 0, canHalfClose else { return }
         _ = shutdown(fd, Int32(SHUT_WR))
     }
 

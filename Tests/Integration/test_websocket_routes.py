@@ -7,6 +7,7 @@ never answers, and a reload while a stream is open."""
 
 from __future__ import annotations
 
+import socket
 import ssl
 import time
 
@@ -65,6 +66,30 @@ def test_a_wss_upstream_with_its_own_ca(latchkey, make_ws_server, tmp_path):
     session = server.wait_session()
     assert session.header("Authorization") == f"Bearer {TOKEN}"
     assert session.wait_ended() and session.close_code == 1000
+
+
+def test_a_client_that_leaves_without_a_close_frame_ends_a_tls_upstreams_stream(latchkey, make_ws_server, tmp_path):
+    """A TLS upstream cannot be half-closed through libcurl: a client's end of its sending
+    (here its FIN, no close frame) ends the stream at once rather than leaving it open
+    until the upstream gives up."""
+    certs = Certs(tmp_path / "pki")
+    ca = certs.ca("upstream-ca")
+    leaf = certs.leaf(ca, "upstream", names=("localhost",))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(str(leaf.cert), str(leaf.key))
+    server = make_ws_server(ssl=context)
+    p = latchkey.serve(config(server.url, route={"upstream": {"url": server.url, "ca_file": str(ca.cert)}}, logging={"format": "json"}))
+    c = p.conn()
+    head = "GET /leaving HTTP/1.1\r\nHost: " + p.host_header + "\r\n" + \
+        "".join(f"{k}: {v}\r\n" for k, v in handshake_headers()) + "\r\n"
+    c.send(head.encode() + frame(TEXT, b"bye"))
+    assert c.read_head().status == 101
+    assert read_frame(c.sock, c.buf) == (TEXT, True, b"bye")
+    c.sock.shutdown(socket.SHUT_WR)
+    session = server.wait_session()
+    assert session.wait_ended(), "the upstream's stream stays open"
+    assert wait_until(lambda: upgrade_lines(p, "/leaving")), p.log_tail()
+    c.close()
 
 
 def test_a_wss_upstream_that_latchkey_does_not_trust_is_502(latchkey, make_ws_server, tmp_path):
