@@ -27,15 +27,7 @@ public struct ResponseDecoder: Sendable {
         case error(HTTPParseError)
     }
 
-    public struct Step: Sendable, Equatable {
-        public var consumed: Int
-        public var event: Event
-
-        public init(consumed: Int, event: Event) {
-            self.consumed = consumed
-            self.event = event
-        }
-    }
+    public typealias Step = DecodeStep<Event>
 
     enum State: Sendable {
         case head(FieldSectionScanner)

@@ -50,13 +50,19 @@ def test_a_query_injection_on_the_handshake_stays_out_of_the_log(latchkey, ws_se
     assert TOKEN not in p.log()
 
 
-def test_a_wss_upstream_with_its_own_ca(latchkey, make_ws_server, tmp_path):
+def tls_ws_server(make_ws_server, tmp_path):
+    """A wss:// upstream whose certificate (for localhost) a CA of its own signed; the CA's
+    files are returned beside the server."""
     certs = Certs(tmp_path / "pki")
     ca = certs.ca("upstream-ca")
     leaf = certs.leaf(ca, "upstream", names=("localhost",))
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(str(leaf.cert), str(leaf.key))
-    server = make_ws_server(ssl=context)
+    return make_ws_server(ssl=context), ca
+
+
+def test_a_wss_upstream_with_its_own_ca(latchkey, make_ws_server, tmp_path):
+    server, ca = tls_ws_server(make_ws_server, tmp_path)
     p = latchkey.serve(config(server.url, route={"upstream": {"url": server.url, "ca_file": str(ca.cert)}}))
     with client(p, "/tls-upstream") as ws:
         big = bytes(range(256)) * 20000  # 5 MB: many TLS records each way
@@ -72,12 +78,7 @@ def test_a_client_that_leaves_without_a_close_frame_ends_a_tls_upstreams_stream(
     """A TLS upstream cannot be half-closed through libcurl: a client's end of its sending
     (here its FIN, no close frame) ends the stream at once rather than leaving it open
     until the upstream gives up."""
-    certs = Certs(tmp_path / "pki")
-    ca = certs.ca("upstream-ca")
-    leaf = certs.leaf(ca, "upstream", names=("localhost",))
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(str(leaf.cert), str(leaf.key))
-    server = make_ws_server(ssl=context)
+    server, ca = tls_ws_server(make_ws_server, tmp_path)
     p = latchkey.serve(config(server.url, route={"upstream": {"url": server.url, "ca_file": str(ca.cert)}}, logging={"format": "json"}))
     c = p.conn()
     head = "GET /leaving HTTP/1.1\r\nHost: " + p.host_header + "\r\n" + \
@@ -93,11 +94,7 @@ def test_a_client_that_leaves_without_a_close_frame_ends_a_tls_upstreams_stream(
 
 
 def test_a_wss_upstream_that_latchkey_does_not_trust_is_502(latchkey, make_ws_server, tmp_path):
-    certs = Certs(tmp_path / "pki")
-    leaf = certs.leaf(certs.ca("unknown-ca"), "upstream", names=("localhost",))
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(str(leaf.cert), str(leaf.key))
-    server = make_ws_server(ssl=context)
+    server, _ = tls_ws_server(make_ws_server, tmp_path)  # its CA is not given to Latchkey
     p = latchkey.serve(config(server.url))
     with pytest.raises(InvalidStatus) as refused:
         client(p, "/untrusted")
