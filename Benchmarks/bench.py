@@ -89,8 +89,8 @@ from bench_log import LogScenarios
 from bench_oauth import OAuthScenarios
 from bench_tls import TLSScenarios
 from bench_websocket import WebSocketScenarios
-from bench_support import (LOAD_CORE, MIB, PROXY_CORE, cpu_seconds, free_port, http_get, log, read_response,
-                           rss_kib, wait_port)
+from bench_support import (LOAD_CORE, MIB, PROXY_CORE, cpu_seconds, free_port, http_get, idle_table, log,
+                           read_response, rss_kib, stream_table, wait_port)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -565,30 +565,18 @@ logging:
         idle = {n: self.single[("idle", n)] for n in names if ("idle", n) in self.single}
         if idle:
             c = self.args.idle_connections
-            out += [f"### {c:,} idle keep-alive connections (RSS of the proxy; of the upstream for direct)",
-                    "",
-                    "| target | connections served and held | RSS before MiB | RSS with them MiB | KiB per connection | RSS after closing MiB | anonymous before → with MiB |",
-                    "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-            for n, r in idle.items():
-                per = (r["with_kib"] - r["before_kib"]) / max(r["ok"], 1)
-                out.append(f"| {n} | {r['ok']:,}/{c:,} | {r['before_kib'] / 1024:.1f} | {r['with_kib'] / 1024:.1f} | "
-                           f"{per:.1f} | {r['after_kib'] / 1024:.1f} | "
-                           f"{r['anon_before_kib'] / 1024:.1f} → {r['anon_with_kib'] / 1024:.1f} |")
+            out += idle_table(f"### {c:,} idle keep-alive connections (RSS of the proxy; of the upstream for direct)",
+                              "connections served and held",
+                              {n: (r, r["ok"], (r["with_kib"] - r["before_kib"]) / max(r["ok"], 1))
+                               for n, r in idle.items()}, c)
             out += ["", "VmRSS counts the resident pages of shared libraries too (for Latchkey, most of its "
                     "baseline: the Swift runtime and Foundation); RssAnon is heap and stacks."]
             out.append("")
         for key, title in (("stream", "1 GiB response, client at full speed"),
                            ("stream_limited", f"1 GiB response, client limited to {self.args.limit_rate}B/s")):
             rows = {n: self.single[(key, n)] for n in names if (key, n) in self.single}
-            if not rows:
-                continue
-            out += [f"### {title} (RSS sampled every 100 ms)", "",
-                    "| target | complete | MB/s | RSS before MiB | RSS peak MiB | growth MiB |",
-                    "| --- | --- | ---: | ---: | ---: | ---: |"]
-            for n, r in rows.items():
-                out.append(f"| {n} | {'yes' if r['complete'] else 'NO'} | {r['mbps']:,.0f} | {r['before_kib'] / 1024:.1f} | "
-                           f"{r['peak_kib'] / 1024:.1f} | {r['growth_kib'] / 1024:.1f} |")
-            out.append("")
+            if rows:
+                out += stream_table(title, rows)
         out += self.oauth_tables()
         out += self.log_tables()
         out += self.tls_tables()

@@ -35,13 +35,12 @@ reverse route, under valgrind's callgrind (one connection, warm-up, counters zer
 CALLGRIND_REQUESTS sequential GETs, counters dumped)."""
 
 import os
-import select
 import shutil
 import statistics
 import subprocess
 import sys
 
-from bench_support import LOAD_CORE, PROXY_CORE, cpu_seconds, free_port, log, wait_port
+from bench_support import PROXY_CORE, build_c, cpu_seconds, drive_load, free_port, log, wait_port
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FORWARD_HOST = "api.test"
@@ -55,19 +54,14 @@ FRESH_CONNECTIONS = 16
 class ForwardScenarios:
     """Mixed into `Bench` (bench.py), whose processes, files, results and options it uses:
     spawn, read_log, secret_file, token_file, small_body, upstream_port, upstream_pid,
-    results, work, args, notes; and callgrind_total (bench_oauth.py)."""
+    results, work, args, notes; and callgrind_binary, callgrind_total (bench_oauth.py)."""
 
     def forward_wanted(self):
         return "forward" in self.args.scenarios
 
     # ---- the load generator ---------------------------------------------------------------
     def build_tunnel_load(self):
-        binary = os.path.join(self.work, "tunnel_load")
-        done = subprocess.run(["gcc", "-O2", "-pthread", "-o", binary, os.path.join(HERE, "tunnel_load.c"),
-                               "-lssl", "-lcrypto"], capture_output=True, text=True)
-        if done.returncode != 0:
-            sys.exit("bench: cannot build tunnel_load.c (gcc and libssl-dev):\n" + done.stderr)
-        self.tunnel_load = binary
+        self.tunnel_load = build_c(self.work, "tunnel_load", flags=["-pthread"], libs=["-lssl", "-lcrypto"])
 
     def load_argv(self, target, connections, path="/small.json"):
         """tunnel_load's arguments for a target, every request checked for 200 and the body's size."""
@@ -79,44 +73,6 @@ class ForwardScenarios:
             argv += ["--connect", f"{FORWARD_HOST}:443", "--proxy-auth", f"{PROXY_USER}:{self.proxy_secret}",
                      "--cafile", target["ca"], "--sni", FORWARD_HOST]
         return argv
-
-    def drive(self, argv, on_ready, on_done, setup_timeout=120, run_timeout=None):
-        """Runs tunnel_load (on the load core): its connections are set up, then `on_ready()`,
-        then the measured span, then `on_done()` while every connection is still open.
-        Returns the LKBENCH fields."""
-        p = subprocess.Popen(["taskset", "-c", LOAD_CORE] + argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, bufsize=1)
-        try:
-            first = self.read_line(p, setup_timeout)
-            if first != "ready":
-                try:
-                    p.wait(timeout=10)  # it exits after a failed setup, having said why on stderr
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
-                sys.exit(f"bench: tunnel_load: {first or 'no answer'}: {p.stderr.read().strip()}")
-            on_ready()
-            p.stdin.write("go\n")
-            p.stdin.flush()
-            line = self.read_line(p, run_timeout or setup_timeout)
-            if not line.startswith("LKBENCH "):
-                sys.exit(f"bench: tunnel_load printed {line!r}")
-            on_done()
-            p.stdin.close()
-            p.wait(timeout=30)
-            err = p.stderr.read().strip()
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        if err:
-            log("bench: tunnel_load: " + err.splitlines()[0])
-        return {k: int(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
-
-    @staticmethod
-    def read_line(p, timeout):
-        ready, _, _ = select.select([p.stdout], [], [], timeout)
-        return p.stdout.readline().strip() if ready else ""
 
     # ---- the three targets ------------------------------------------------------------------
     def latchkey_forward_yaml(self, forward_port, reverse_port):
@@ -230,7 +186,7 @@ routes:
                 done = self.curl_through(t, "/auth", ["-o", "/dev/null"], secret="wrong-secret")
                 if done.returncode == 0 or b"407" not in done.stderr:
                     sys.exit(f"bench: {name}: a wrong proxy password was not refused with 407: {done.stderr!r}")
-            r = self.drive(self.load_argv(t, 4) + ["--duration", "1"], lambda: None, lambda: None)
+            r = drive_load(self.load_argv(t, 4) + ["--duration", "1"], lambda pid: None, lambda pid: None)
             if r["errors"] or not r["requests"]:
                 sys.exit(f"bench: {name}: tunnel_load had {r['errors']} errors in {r['requests']} requests")
         log("bench: forward: every target serves the file through its tunnel (or route) and injects the credential")
@@ -245,9 +201,9 @@ routes:
         t = self.forward_targets[name]
         pids = [t["pid"], self.upstream_pid]
         before, after = {}, {}
-        r = self.drive(self.load_argv(t, connections) + ["--duration", str(seconds), *extra],
-                       lambda: before.update({p: cpu_seconds(p) for p in pids}),
-                       lambda: after.update({p: cpu_seconds(p) for p in pids}), run_timeout=seconds + 60)
+        r = drive_load(self.load_argv(t, connections) + ["--duration", str(seconds), *extra],
+                       lambda pid: before.update({p: cpu_seconds(p) for p in pids}),
+                       lambda pid: after.update({p: cpu_seconds(p) for p in pids}), run_timeout=seconds + 60)
         secs = r["duration_us"] / 1e6
         n = max(r["requests"], 1)
         return {"rps": r["requests"] / secs, "p50_ms": r["p50_us"] / 1000, "p99_ms": r["p99_us"] / 1000,
@@ -278,13 +234,9 @@ routes:
         store, so its local CA, is the measured one's)."""
         if "latchkey-tunnel" not in getattr(self, "forward_targets", {}):
             return
-        missing = [tool for tool in ("valgrind", "callgrind_control", "strip") if not shutil.which(tool)]
-        if missing:
-            self.notes.append(f"callgrind: {', '.join(missing)} not installed, forward instruction counts skipped")
+        binary = self.callgrind_binary("forward instruction counts")
+        if not binary:
             return
-        binary = os.path.join(self.work, "latchkey-nodebug")
-        if not os.path.exists(binary):  # valgrind 3.19 cannot read Swift 6.3's DWARF 5
-            subprocess.run(["strip", "--strip-debug", "-o", binary, self.args.latchkey], check=True)
         forward_port, reverse_port = free_port(), free_port()
         conf = os.path.join(self.work, "latchkey-forward-callgrind.yaml")
         with open(conf, "w") as f:
@@ -297,15 +249,15 @@ routes:
                      + self.read_log("latchkey-forward-callgrind")[-2000:])
         targets = {"tunnel": {"port": forward_port, "ca": self.forward_targets["latchkey-tunnel"]["ca"]},
                    "reverse": {"port": reverse_port}}
-        zero = lambda: subprocess.run(["callgrind_control", "--zero", str(p.pid)], check=True, capture_output=True)
-        dump = lambda: subprocess.run(["callgrind_control", "--dump", str(p.pid)], check=True, capture_output=True)
+        zero = lambda _: subprocess.run(["callgrind_control", "--zero", str(p.pid)], check=True, capture_output=True)
+        dump = lambda _: subprocess.run(["callgrind_control", "--dump", str(p.pid)], check=True, capture_output=True)
         log(f"bench: callgrind: {CALLGRIND_ROUNDS} rounds of {CALLGRIND_REQUESTS} requests, tunnel and reverse")
         try:
             for rnd in range(CALLGRIND_ROUNDS):
                 for route in CALLGRIND_ROUTES:
                     argv = self.load_argv(targets[route], 1) + ["--warmup-requests", "200",
                                                                 "--requests", str(CALLGRIND_REQUESTS)]
-                    r = self.drive(argv, zero, dump, setup_timeout=300)
+                    r = drive_load(argv, zero, dump, setup_timeout=300)
                     if r["errors"] or r["requests"] != CALLGRIND_REQUESTS:
                         sys.exit(f"bench: callgrind {route}: {r}")
                     per_request = self.callgrind_total(out) / CALLGRIND_REQUESTS

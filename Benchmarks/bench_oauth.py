@@ -149,14 +149,9 @@ class OAuthScenarios:
         callgrind: repeatable where CPU time is not (a shared machine). A second Latchkey
         with the same routes runs under valgrind; per round and route: warm-up requests, the
         counters zeroed, CALLGRIND_REQUESTS sequential keep-alive GETs, the counters dumped."""
-        missing = [tool for tool in ("valgrind", "callgrind_control", "strip") if not shutil.which(tool)]
-        if missing:
-            self.notes.append(f"callgrind: {', '.join(missing)} not installed, instruction counts skipped")
+        binary = self.callgrind_binary("instruction counts")
+        if not binary:
             return
-        # valgrind 3.19 gives up on the DWARF 5 debug information Swift 6.3 writes; the
-        # symbol table, which is all callgrind's totals need, stays.
-        binary = os.path.join(self.work, "latchkey-nodebug")
-        subprocess.run(["strip", "--strip-debug", "-o", binary, self.args.latchkey], check=True)
         port = free_port()
         conf = os.path.join(self.work, "latchkey-callgrind.yaml")
         with open(conf, "w") as f:
@@ -180,6 +175,20 @@ class OAuthScenarios:
                 log(f"bench: callgrind round {rnd + 1}/{CALLGRIND_ROUNDS} {route:6} {per_request:,.0f} instructions/request")
         p.terminate()
         p.wait(timeout=60)
+
+    def callgrind_binary(self, what):
+        """Latchkey for valgrind (every scenario's callgrind run): valgrind 3.19 gives up on
+        the DWARF 5 debug information Swift 6.3 writes, so a copy without it; the symbol
+        table, which is all callgrind's totals need, stays. None, and a note that `what` is
+        skipped, when valgrind, callgrind_control or strip is missing."""
+        missing = [tool for tool in ("valgrind", "callgrind_control", "strip") if not shutil.which(tool)]
+        if missing:
+            self.notes.append(f"callgrind: {', '.join(missing)} not installed, {what} skipped")
+            return None
+        binary = os.path.join(self.work, "latchkey-nodebug")
+        if not os.path.exists(binary):
+            subprocess.run(["strip", "--strip-debug", "-o", binary, self.args.latchkey], check=True)
+        return binary
 
     @staticmethod
     def callgrind_total(out):

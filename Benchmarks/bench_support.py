@@ -1,12 +1,16 @@
-"""Helpers shared by Latchkey's benchmark scenarios (bench.py, bench_oauth.py): the core
-layout, processes' ports and CPU time, and minimal HTTP/1.1 clients."""
+"""Helpers shared by Latchkey's benchmark scenarios (bench.py and the bench_*.py modules):
+the core layout, processes' ports and CPU time, minimal HTTP/1.1 clients, the C load
+generators (built, then driven through `ready` / `go` / LKBENCH), and the memory tables."""
 import asyncio
 import http.client
 import os
+import select
 import socket
+import subprocess
 import sys
 import time
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 PROXY_CORE = "0"
 LOAD_CORE = "1"
 MIB = 1 << 20
@@ -111,3 +115,115 @@ def percentile(sorted_values, p):
     """Nearest-rank percentile of an ascending list."""
     rank = max(1, -(-len(sorted_values) * p // 100))
     return sorted_values[int(rank) - 1]
+
+
+# ---- the C helpers (tunnel_load.c, ws_load.c, ws_echo.c) ------------------------------------
+def build_c(work, name, flags=(), libs=("-lcrypto",)):
+    """Compiles Benchmarks/NAME.c with gcc -O2 into the run's directory; returns the binary."""
+    binary = os.path.join(work, name)
+    done = subprocess.run(["gcc", "-O2", *flags, "-o", binary, os.path.join(HERE, name + ".c"), *libs],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"bench: cannot build {name}.c (gcc and libssl-dev):\n" + done.stderr)
+    return binary
+
+
+# A load generator (tunnel_load, ws_load) opens its connections, prints `ready`, waits for
+# `go` on stdin, runs its measured span, prints `LKBENCH key=N ...` and keeps every
+# connection open until its stdin ends.
+def start_load(argv):
+    """The load generator `argv` on the load core, its stdin, stdout and stderr piped."""
+    return subprocess.Popen(["taskset", "-c", LOAD_CORE] + argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, bufsize=1)
+
+
+def read_line(p, timeout):
+    """p's next line of output, stripped; "" if none comes within `timeout` seconds."""
+    ready, _, _ = select.select([p.stdout], [], [], timeout)
+    return p.stdout.readline().strip() if ready else ""
+
+
+def await_ready(p, timeout, what):
+    """Waits for the load generator's `ready`; else ends the bench with what it said."""
+    first = read_line(p, timeout)
+    if first != "ready":
+        try:
+            p.wait(timeout=10)  # it exits after a failed setup, having said why on stderr
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        sys.exit(f"bench: {what}: {first or 'no answer'}: {p.stderr.read().strip()}")
+
+
+def go(p, timeout):
+    """Starts a ready load generator's measured span; returns the line it prints at its end
+    ("" if none comes within `timeout` seconds)."""
+    p.stdin.write("go\n")
+    p.stdin.flush()
+    return read_line(p, timeout)
+
+
+def finish(p):
+    """Closes the load generator's stdin (so its connections) and waits for it; returns its stderr."""
+    p.stdin.close()
+    p.wait(timeout=30)
+    return p.stderr.read().strip()
+
+
+def lkbench_fields(line):
+    """The fields of an `LKBENCH key=N ...` line, as integers."""
+    return {k: int(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
+
+
+def drive_load(argv, on_ready, on_done, setup_timeout=120, run_timeout=None):
+    """Runs a load generator on the load core: its connections are set up, then
+    `on_ready(pid)`, then the measured span, then `on_done(pid)` while every connection is
+    still open. Returns the LKBENCH fields, and its stderr as "stderr"."""
+    what = os.path.basename(argv[0])
+    p = start_load(argv)
+    try:
+        await_ready(p, setup_timeout, what)
+        on_ready(p.pid)
+        line = go(p, run_timeout or setup_timeout)
+        if not line.startswith("LKBENCH "):
+            p.kill()
+            sys.exit(f"bench: {what} printed {line!r}: {p.stderr.read().strip()}")
+        on_done(p.pid)
+        err = finish(p)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    r = lkbench_fields(line)
+    r["stderr"] = err
+    if err:
+        log(f"bench: {what}: " + err.splitlines()[0])
+    return r
+
+
+# ---- memory tables ------------------------------------------------------------------------------
+def idle_table(heading, served, rows, count):
+    """The table of connections held idle, a row per target: `rows` maps a target to its
+    figures, the connections counted as served (`served`, the second column's title) and
+    the KiB it took per connection."""
+    out = [heading, "",
+           f"| target | {served} | RSS before MiB | RSS with them MiB | KiB per connection | RSS after closing MiB | "
+           "anonymous before → with MiB |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for n, (r, ok, per) in rows.items():
+        out.append(f"| {n} | {ok:,}/{count:,} | {r['before_kib'] / 1024:.1f} | {r['with_kib'] / 1024:.1f} | "
+                   f"{per:.1f} | {r['after_kib'] / 1024:.1f} | "
+                   f"{r['anon_before_kib'] / 1024:.1f} → {r['anon_with_kib'] / 1024:.1f} |")
+    return out
+
+
+def stream_table(title, rows):
+    """The table of a 1 GiB stream (RSS sampled every 100 ms), a row per target."""
+    out = [f"### {title} (RSS sampled every 100 ms)", "",
+           "| target | complete | MB/s | RSS before MiB | RSS peak MiB | growth MiB |",
+           "| --- | --- | ---: | ---: | ---: | ---: |"]
+    for n, r in rows.items():
+        out.append(f"| {n} | {'yes' if r['complete'] else 'NO'} | {r['mbps']:,.0f} | {r['before_kib'] / 1024:.1f} | "
+                   f"{r['peak_kib'] / 1024:.1f} | {r['growth_kib'] / 1024:.1f} |")
+    out.append("")
+    return out

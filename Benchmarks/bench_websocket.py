@@ -47,17 +47,15 @@ for 32-byte and 64 KiB messages, and for 32-byte messages with 1,000 idle upgrad
 connections open beside the measured one."""
 
 import os
-import select
-import shutil
 import statistics
 import subprocess
 import sys
 import threading
 import time
 
-from bench_support import LOAD_CORE, PROXY_CORE, cpu_seconds, free_port, log, rss_kib, wait_port
+from bench_support import (LOAD_CORE, PROXY_CORE, await_ready, build_c, cpu_seconds, drive_load, finish, free_port,
+                           go, idle_table, lkbench_fields, log, rss_kib, start_load, stream_table, wait_port)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 SMALL = 32
 LARGE = 64 * 1024
 THROUGHPUT_CONNECTIONS = 4
@@ -74,21 +72,15 @@ NGINX_TARGETS = {"nginx": "", "nginx-16k": "\n            proxy_buffer_size 16k;
 class WebSocketScenarios:
     """Mixed into `Bench` (bench.py), whose processes, files, results and options it uses:
     spawn, read_log, nginx_conf, token, token_file, results, single, work, args, notes; and
-    callgrind_total (bench_oauth.py)."""
+    callgrind_binary, callgrind_total (bench_oauth.py)."""
 
     def websocket_wanted(self):
         return "websocket" in self.args.scenarios
 
     # ---- the C helpers ---------------------------------------------------------------------
     def build_ws_tools(self):
-        for name in ("ws_echo", "ws_load"):
-            binary = os.path.join(self.work, name)
-            done = subprocess.run(["gcc", "-O2", "-o", binary, os.path.join(HERE, name + ".c"), "-lcrypto"],
-                                  capture_output=True, text=True)
-            if done.returncode != 0:
-                sys.exit(f"bench: cannot build {name}.c (gcc and libssl-dev):\n" + done.stderr)
-        self.ws_echo = os.path.join(self.work, "ws_echo")
-        self.ws_load = os.path.join(self.work, "ws_load")
+        self.ws_echo = build_c(self.work, "ws_echo")
+        self.ws_load = build_c(self.work, "ws_load")
 
     def ws_load_argv(self, name, *extra):
         t = self.ws_targets[name]
@@ -96,47 +88,6 @@ class WebSocketScenarios:
         if t["pid"] is None:  # the upstream itself wants the token
             argv += ["--bearer-file", self.token_file]
         return argv + [str(e) for e in extra]
-
-    def ws_drive(self, argv, on_ready, on_done, setup_timeout=120, run_timeout=120):
-        """Runs ws_load on the load core: its connections are set up, then `on_ready(pid)`,
-        then the measured span, then `on_done(pid)` while every connection is still open.
-        Returns the LKBENCH fields."""
-        p = subprocess.Popen(["taskset", "-c", LOAD_CORE] + argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, bufsize=1)
-        try:
-            first = self.ws_read_line(p, setup_timeout)
-            if first != "ready":
-                try:
-                    p.wait(timeout=10)  # it exits after a failed setup, having said why on stderr
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
-                sys.exit(f"bench: ws_load: {first or 'no answer'}: {p.stderr.read().strip()}")
-            on_ready(p.pid)
-            p.stdin.write("go\n")
-            p.stdin.flush()
-            line = self.ws_read_line(p, run_timeout)
-            if not line.startswith("LKBENCH "):
-                p.kill()
-                sys.exit(f"bench: ws_load printed {line!r}: {p.stderr.read().strip()}")
-            on_done(p.pid)
-            p.stdin.close()
-            p.wait(timeout=30)
-            err = p.stderr.read().strip()
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        r = {k: int(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
-        r["stderr"] = err
-        if err:
-            log("bench: ws_load: " + err.splitlines()[0])
-        return r
-
-    @staticmethod
-    def ws_read_line(p, timeout):
-        ready, _, _ = select.select([p.stdout], [], [], timeout)
-        return p.stdout.readline().strip() if ready else ""
 
     # ---- the targets ---------------------------------------------------------------------------
     def start_ws_upstream(self):
@@ -224,8 +175,8 @@ logging:
             sys.exit(f"bench: ws_echo accepted a handshake with no token: {refused.stdout} {refused.stderr}")
         for name in self.ws_targets:
             for size in (SMALL, LARGE):
-                r = self.ws_drive(self.ws_load_argv(name, "--connections", 4, "--size", size, "--duration", 1),
-                                  lambda pid: None, lambda pid: None)
+                r = drive_load(self.ws_load_argv(name, "--connections", 4, "--size", size, "--duration", 1),
+                               lambda pid: None, lambda pid: None)
                 if r["errors"] or not r["messages"]:
                     sys.exit(f"bench: websocket {name}: {r['errors']} errors in {r['messages']} echoes: {r['stderr']}")
         log("bench: websocket: every target upgrades with the token attached and echoes every byte")
@@ -245,24 +196,15 @@ logging:
     def ws_hold(self, name, count):
         """ws_load holding `count` upgraded connections to the target open, each after its
         handshake and one message; `ws_release` checks that each still echoes, and closes them."""
-        p = subprocess.Popen(["taskset", "-c", LOAD_CORE] + self.ws_load_argv(
-            name, "--connections", count, "--size", SMALL, "--warmup", 1, "--messages", 1),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
-        first = self.ws_read_line(p, 300)
-        if first != "ready":
-            p.kill()
-            sys.exit(f"bench: ws_load holding {count} connections to {name}: {first or 'no answer'}: "
-                     f"{p.stderr.read().strip()}")
+        p = start_load(self.ws_load_argv(name, "--connections", count, "--size", SMALL, "--warmup", 1, "--messages", 1))
+        await_ready(p, 300, f"ws_load holding {count} connections to {name}")
         return p
 
     def ws_release(self, p):
-        p.stdin.write("go\n")
-        p.stdin.flush()
-        line = self.ws_read_line(p, 120)
-        p.stdin.close()
-        p.wait(timeout=30)
-        r = {k: int(v) for k, v in (kv.split("=") for kv in line.split()[1:])} if line.startswith("LKBENCH ") else {}
-        return r.get("messages", 0), p.stderr.read().strip()
+        line = go(p, 120)
+        err = finish(p)
+        r = lkbench_fields(line) if line.startswith("LKBENCH ") else {}
+        return r.get("messages", 0), err
 
     def ws_run(self, name, seconds, connections, size, inflight):
         t = self.ws_targets[name]
@@ -273,9 +215,9 @@ logging:
             into.update({p: cpu_seconds(p) for p in pids})
             into["load"] = cpu_seconds(load_pid)
 
-        r = self.ws_drive(self.ws_load_argv(name, "--connections", connections, "--size", size, "--inflight", inflight,
-                                            "--duration", seconds),
-                          lambda pid: sample(before, pid), lambda pid: sample(after, pid), run_timeout=seconds + 60)
+        r = drive_load(self.ws_load_argv(name, "--connections", connections, "--size", size, "--inflight", inflight,
+                                         "--duration", seconds),
+                       lambda pid: sample(before, pid), lambda pid: sample(after, pid), run_timeout=seconds + 60)
         secs = r["duration_us"] / 1e6
         n = max(r["messages"], 1)
         proxy = after[t["pid"]] - before[t["pid"]] if t["pid"] else None
@@ -323,8 +265,8 @@ logging:
             time.sleep(IDLE_HOLD)
             held.update(rss=rss_kib(t["pid"]), anon=rss_kib(t["pid"], "RssAnon"))
 
-        r = self.ws_drive(self.ws_load_argv(name, "--connections", count, "--size", SMALL, "--warmup", 1,
-                                            "--messages", 1), hold, lambda pid: None, setup_timeout=300)
+        r = drive_load(self.ws_load_argv(name, "--connections", count, "--size", SMALL, "--warmup", 1,
+                                         "--messages", 1), hold, lambda pid: None, setup_timeout=300, run_timeout=120)
         time.sleep(1.0)
         res = {"before_kib": before, "with_kib": held["rss"], "after_kib": rss_kib(t["pid"]),
                "anon_before_kib": anon_before, "anon_with_kib": held["anon"], "answered": r["messages"],
@@ -347,7 +289,7 @@ logging:
 
         th = threading.Thread(target=sampler, daemon=True)
         argv = self.ws_load_argv(name, "--stream", STREAM_BYTES, *(("--read-rate", rate) if rate else ()))
-        r = self.ws_drive(argv, lambda pid: th.start(), lambda pid: stop.set(), run_timeout=300)
+        r = drive_load(argv, lambda pid: th.start(), lambda pid: stop.set(), run_timeout=300)
         stop.set()
         th.join()
         peak = max(samples + [before])
@@ -373,13 +315,9 @@ logging:
         Latchkey with the same configuration."""
         if "latchkey" not in getattr(self, "ws_targets", {}):
             return
-        missing = [tool for tool in ("valgrind", "callgrind_control", "strip") if not shutil.which(tool)]
-        if missing:
-            self.notes.append(f"callgrind: {', '.join(missing)} not installed, WebSocket instruction counts skipped")
+        binary = self.callgrind_binary("WebSocket instruction counts")
+        if not binary:
             return
-        binary = os.path.join(self.work, "latchkey-nodebug")
-        if not os.path.exists(binary):  # valgrind 3.19 cannot read Swift 6.3's DWARF 5
-            subprocess.run(["strip", "--strip-debug", "-o", binary, self.args.latchkey], check=True)
         out = os.path.join(self.work, "callgrind-websocket.out")
         port, p = self.start_latchkey_ws("latchkey-ws-callgrind", binary,
                                          ("valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"))
@@ -390,9 +328,9 @@ logging:
             for rnd in range(CALLGRIND_ROUNDS):
                 for label, size, warmup, count, crowd in CALLGRIND_RUNS:
                     held = self.ws_hold("latchkey-callgrind", crowd) if crowd else None
-                    r = self.ws_drive(self.ws_load_argv("latchkey-callgrind", "--size", size, "--warmup", warmup,
-                                                        "--messages", count), zero, dump, setup_timeout=300,
-                                      run_timeout=600)
+                    r = drive_load(self.ws_load_argv("latchkey-callgrind", "--size", size, "--warmup", warmup,
+                                                     "--messages", count), zero, dump, setup_timeout=300,
+                                   run_timeout=600)
                     if held and self.ws_release(held)[0] != crowd:
                         sys.exit(f"bench: callgrind websocket {label}: the idle connections did not all echo")
                     if r["errors"] or r["messages"] != count:
@@ -452,26 +390,12 @@ logging:
         idle = {n: self.single[("ws_idle", n)] for n in getattr(self, "ws_targets", {}) if ("ws_idle", n) in self.single}
         if idle:
             c = self.args.ws_idle_connections
-            out += [f"### {c:,} idle upgraded connections (RSS of the proxy)", "",
-                    "| target | answered after the hold | RSS before MiB | RSS with them MiB | KiB per connection | "
-                    "RSS after closing MiB | anonymous before → with MiB |",
-                    "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-            for n, r in idle.items():
-                per = (r["with_kib"] - r["before_kib"]) / c
-                out.append(f"| {n} | {r['answered']:,}/{c:,} | {r['before_kib'] / 1024:.1f} | {r['with_kib'] / 1024:.1f} | "
-                           f"{per:.1f} | {r['after_kib'] / 1024:.1f} | "
-                           f"{r['anon_before_kib'] / 1024:.1f} → {r['anon_with_kib'] / 1024:.1f} |")
+            out += idle_table(f"### {c:,} idle upgraded connections (RSS of the proxy)", "answered after the hold",
+                              {n: (r, r["answered"], (r["with_kib"] - r["before_kib"]) / c) for n, r in idle.items()}, c)
             out.append("")
         for key, title in (("ws_stream", "client reading at full speed"),
                            ("ws_stream_limited", f"client reading at {self.args.ws_read_rate}B/s")):
             rows = {n: self.single[(key, n)] for n in getattr(self, "ws_targets", {}) if (key, n) in self.single}
-            if not rows:
-                continue
-            out += [f"### 1 GiB from the upstream over one WebSocket, {title} (RSS sampled every 100 ms)", "",
-                    "| target | complete | MB/s | RSS before MiB | RSS peak MiB | growth MiB |",
-                    "| --- | --- | ---: | ---: | ---: | ---: |"]
-            for n, r in rows.items():
-                out.append(f"| {n} | {'yes' if r['complete'] else 'NO'} | {r['mbps']:,.0f} | {r['before_kib'] / 1024:.1f} | "
-                           f"{r['peak_kib'] / 1024:.1f} | {r['growth_kib'] / 1024:.1f} |")
-            out.append("")
+            if rows:
+                out += stream_table(f"1 GiB from the upstream over one WebSocket, {title}", rows)
         return out

@@ -17,15 +17,14 @@
  * Reading stops while more than 1 MiB waits for the peer, and goes on below 256 KiB.
  *
  * Usage: ws_echo --port P [--token-file F]; prints `listening` once it accepts.
- * Build: gcc -O2 -o ws_echo ws_echo.c -lcrypto */
+ * Build: gcc -O2 -o ws_echo ws_echo.c -lcrypto (ws_proto.h, beside it, has the framing it shares
+ * with ws_load.c) */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <openssl/evp.h>
-#include <openssl/sha.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,10 +36,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "ws_proto.h"
+
 #define READ_CHUNK (256 * 1024)
 #define PAUSE_ABOVE (1024 * 1024)
 #define RESUME_BELOW (256 * 1024)
-#define STREAM_FRAME 65536
 #define MAX_HEAD 8192
 
 enum state { HEAD, OPEN, CLOSING };
@@ -51,12 +51,9 @@ struct conn {
     char head[MAX_HEAD];
     size_t head_len;
     /* frame parsing */
-    uint8_t hdr[14];
-    size_t hdr_len;
+    struct ws_header hdr; /* the current frame's */
     uint64_t remaining; /* payload bytes of the current frame still to come */
-    uint8_t key[4];
     uint64_t key_phase; /* payload offset within the frame, for the mask */
-    int opcode, fin;
     int gather;         /* gathering a control frame or a short text frame's payload */
     uint8_t small[128];
     size_t small_len;
@@ -101,23 +98,6 @@ static void out_append(struct conn *c, const void *p, size_t n) {
     c->out_end += n;
 }
 
-static size_t frame_header(uint8_t *h, int fin, int opcode, uint64_t len) {
-    h[0] = (uint8_t)((fin ? 0x80 : 0) | opcode);
-    if (len < 126) {
-        h[1] = (uint8_t)len;
-        return 2;
-    }
-    if (len < 65536) {
-        h[1] = 126;
-        h[2] = (uint8_t)(len >> 8);
-        h[3] = (uint8_t)len;
-        return 4;
-    }
-    h[1] = 127;
-    for (int i = 0; i < 8; i++) h[2 + i] = (uint8_t)(len >> (56 - 8 * i));
-    return 10;
-}
-
 static void conn_close(struct conn *c) {
     epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
@@ -154,7 +134,7 @@ static int flush(struct conn *c) {
     while (c->stream_left) {
         if (c->frame_pos == 0 && c->frame_payload == 0) {
             c->frame_payload = c->stream_left < STREAM_FRAME ? (size_t)c->stream_left : STREAM_FRAME;
-            c->frame_hdr_len = frame_header(c->frame_hdr, 1, 2, c->frame_payload);
+            c->frame_hdr_len = ws_frame_header(c->frame_hdr, 1, 2, WS_UNMASKED, c->frame_payload);
         }
         struct iovec iov[2];
         int n = 0;
@@ -207,12 +187,8 @@ static int handshake(struct conn *c) {
         out_append(c, answer, (size_t)n);
         c->state = CLOSING;
     } else {
-        char joined[256];
-        snprintf(joined, sizeof joined, "%s258EAFA5-E914-47DA-95CA-C5AB0DC85B11", key);
-        uint8_t digest[SHA_DIGEST_LENGTH];
-        SHA1((const uint8_t *)joined, strlen(joined), digest);
         char accept[64];
-        EVP_EncodeBlock((uint8_t *)accept, digest, SHA_DIGEST_LENGTH);
+        ws_accept(key, accept);
         int n = snprintf(answer, sizeof answer,
                          "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                          "Sec-WebSocket-Accept: %s\r\n\r\n", accept);
@@ -224,46 +200,31 @@ static int handshake(struct conn *c) {
     return 0;
 }
 
-static void unmask(uint8_t *dst, const uint8_t *src, size_t n, const uint8_t key[4], uint64_t phase) {
-    uint8_t k[8];
-    for (int i = 0; i < 8; i++) k[i] = key[(phase + (uint64_t)i) & 3];
-    uint64_t k64;
-    memcpy(&k64, k, 8);
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t v;
-        memcpy(&v, src + i, 8);
-        v ^= k64;
-        memcpy(dst + i, &v, 8);
-    }
-    for (; i < n; i++) dst[i] = src[i] ^ k[i & 7];
-}
-
 /* A whole small frame's payload (control, or a short text) is in c->small. */
 static int small_frame_done(struct conn *c) {
     uint8_t h[14];
-    if (c->opcode == 8) { /* close: answer with the same code, then end */
-        size_t hl = frame_header(h, 1, 8, c->small_len >= 2 ? 2 : 0);
+    if (c->hdr.opcode == 8) { /* close: answer with the same code, then end */
+        size_t hl = ws_frame_header(h, 1, 8, WS_UNMASKED, c->small_len >= 2 ? 2 : 0);
         out_append(c, h, hl);
         out_append(c, c->small, c->small_len >= 2 ? 2 : 0);
         c->state = CLOSING;
         return 0;
     }
-    if (c->opcode == 9) { /* ping -> pong */
-        size_t hl = frame_header(h, 1, 10, c->small_len);
+    if (c->hdr.opcode == 9) { /* ping -> pong */
+        size_t hl = ws_frame_header(h, 1, 10, WS_UNMASKED, c->small_len);
         out_append(c, h, hl);
         out_append(c, c->small, c->small_len);
         return 0;
     }
-    if (c->opcode == 10) return 0;
-    if (c->opcode == 1 && c->small_len > 7 && !memcmp(c->small, "stream ", 7)) {
+    if (c->hdr.opcode == 10) return 0;
+    if (c->hdr.opcode == 1 && c->small_len > 7 && !memcmp(c->small, "stream ", 7)) {
         c->small[c->small_len] = 0;
         c->stream_left = strtoull((char *)c->small + 7, NULL, 10);
         c->frame_pos = c->frame_payload = 0;
         if (!c->stream_left) c->done_owed = 1;
         return 0;
     }
-    size_t hl = frame_header(h, c->fin, c->opcode, c->small_len);
+    size_t hl = ws_frame_header(h, c->hdr.fin, c->hdr.opcode, WS_UNMASKED, c->small_len);
     out_append(c, h, hl);
     out_append(c, c->small, c->small_len);
     return 0;
@@ -273,37 +234,17 @@ static int small_frame_done(struct conn *c) {
 static int consume_frames(struct conn *c, const uint8_t *p, size_t n) {
     while (n > 0 && c->state == OPEN) {
         if (c->remaining == 0 && !c->gather) {
-            /* the header: 2 bytes, then the extended length and the mask key */
-            while (n > 0) {
-                c->hdr[c->hdr_len++] = *p++;
-                n--;
-                if (c->hdr_len < 2) continue;
-                if (!(c->hdr[1] & 0x80)) return -1; /* RFC 6455 §5.1: a client masks */
-                size_t len7 = c->hdr[1] & 0x7f;
-                size_t need = 2 + (len7 == 126 ? 2 : len7 == 127 ? 8 : 0) + 4;
-                if (c->hdr_len == need) break;
-            }
-            size_t len7 = c->hdr_len >= 2 ? (size_t)(c->hdr[1] & 0x7f) : 0;
-            size_t need = 2 + (len7 == 126 ? 2 : len7 == 127 ? 8 : 0) + 4;
-            if (c->hdr_len < 2 || c->hdr_len < need) return 0;
-            uint64_t len = len7;
-            if (len7 == 126) len = ((uint64_t)c->hdr[2] << 8) | c->hdr[3];
-            if (len7 == 127) {
-                len = 0;
-                for (int i = 0; i < 8; i++) len = (len << 8) | c->hdr[2 + i];
-            }
-            memcpy(c->key, c->hdr + need - 4, 4);
-            c->opcode = c->hdr[0] & 0x0f;
-            c->fin = (c->hdr[0] & 0x80) != 0;
-            c->hdr_len = 0;
+            int whole = ws_header_take(&c->hdr, &p, &n, WS_MASKED); /* RFC 6455 §5.1: a client masks */
+            if (whole <= 0) return whole;
+            uint64_t len = c->hdr.payload_len;
             c->key_phase = 0;
             c->remaining = len;
             c->small_len = 0;
-            c->gather = (c->opcode >= 8 || (c->opcode == 1 && len <= 64));
-            if (c->opcode >= 8 && len > 125) return -1;
+            c->gather = (c->hdr.opcode >= 8 || (c->hdr.opcode == 1 && len <= 64));
+            if (c->hdr.opcode >= 8 && len > 125) return -1;
             if (!c->gather) {
                 uint8_t h[10];
-                size_t hl = frame_header(h, c->fin, c->opcode, len);
+                size_t hl = ws_frame_header(h, c->hdr.fin, c->hdr.opcode, WS_UNMASKED, len);
                 out_append(c, h, hl);
             }
             if (len == 0) {
@@ -316,11 +257,11 @@ static int consume_frames(struct conn *c, const uint8_t *p, size_t n) {
         }
         size_t take = n < c->remaining ? n : (size_t)c->remaining;
         if (c->gather) {
-            unmask(c->small + c->small_len, p, take, c->key, c->key_phase);
+            ws_mask(c->small + c->small_len, p, take, c->hdr.key, c->key_phase);
             c->small_len += take;
         } else {
             out_reserve(c, take);
-            unmask(c->out + c->out_end, p, take, c->key, c->key_phase);
+            ws_mask(c->out + c->out_end, p, take, c->hdr.key, c->key_phase);
             c->out_end += take;
         }
         c->key_phase += take;
@@ -381,18 +322,15 @@ int main(int argc, char **argv) {
         else return 2;
     }
     if (token_file) {
-        FILE *f = fopen(token_file, "r");
         char token[900] = {0};
-        if (!f || !fgets(token, sizeof token, f)) {
+        if (read_token(token_file, token, sizeof token) < 0) {
             fprintf(stderr, "ws_echo: cannot read %s\n", token_file);
             return 1;
         }
-        fclose(f);
-        token[strcspn(token, "\r\n")] = 0;
         snprintf(token_header, sizeof token_header, "Bearer %s", token);
     }
     signal(SIGPIPE, SIG_IGN);
-    for (size_t i = 0; i < STREAM_FRAME; i++) pattern[i] = (uint8_t)(i % 251);
+    ws_stream_pattern(pattern);
     rbuf = malloc(READ_CHUNK);
     int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
     int one = 1;

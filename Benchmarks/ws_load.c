@@ -30,7 +30,8 @@
  * reason on stderr) and is not opened again; during the setup, it ends the run with its
  * reason on stderr and no `ready`.
  *
- * Build: gcc -O2 -o ws_load ws_load.c -lcrypto */
+ * Build: gcc -O2 -o ws_load ws_load.c -lcrypto (ws_proto.h, beside it, has the framing it shares
+ * with ws_echo.c) */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -40,7 +41,6 @@
 #include <netinet/tcp.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
-#include <openssl/sha.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -53,8 +53,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ws_proto.h"
+
 #define READ_CHUNK (256 * 1024)
-#define STREAM_FRAME 65536
 
 static struct {
     int port;
@@ -90,10 +91,8 @@ struct conn {
     uint64_t seq;     /* messages sent over the connection's life (picks the payload) */
     double *sent_at;  /* ring of --inflight send times */
     /* the frame being read */
-    uint8_t hdr[10];
-    size_t hdr_len;
+    struct ws_header hdr;
     uint64_t remaining;
-    int opcode, fin;
     uint64_t msg_off; /* payload bytes of the current message read so far */
 };
 
@@ -193,33 +192,10 @@ static void append_frame(struct conn *c, int opcode, const uint8_t *payload, siz
         }
     }
     uint8_t *h = c->out + c->out_end;
-    size_t hl;
-    h[0] = (uint8_t)(0x80 | opcode);
-    if (len < 126) {
-        h[1] = (uint8_t)(0x80 | len);
-        hl = 2;
-    } else if (len < 65536) {
-        h[1] = 0x80 | 126;
-        h[2] = (uint8_t)(len >> 8);
-        h[3] = (uint8_t)len;
-        hl = 4;
-    } else {
-        h[1] = 0x80 | 127;
-        for (int i = 0; i < 8; i++) h[2 + i] = (uint8_t)((uint64_t)len >> (56 - 8 * i));
-        hl = 10;
-    }
+    size_t hl = ws_frame_header(h, 1, opcode, WS_MASKED, len);
     uint32_t key32 = xorshift();
     memcpy(h + hl, &key32, 4);
-    uint64_t k64 = ((uint64_t)key32 << 32) | key32;
-    uint8_t *dst = h + hl + 4;
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        uint64_t v;
-        memcpy(&v, payload + i, 8);
-        v ^= k64;
-        memcpy(dst + i, &v, 8);
-    }
-    for (; i < len; i++) dst[i] = payload[i] ^ h[hl + (i & 3)];
+    ws_mask(h + hl + 4, payload, len, h + hl, 0);
     c->out_end += hl + 4 + len;
 }
 
@@ -275,31 +251,17 @@ static void message_echoed(struct conn *c) {
 static void consume_frames(struct conn *c, const uint8_t *p, size_t n) {
     while (n > 0 && c->state == OPEN) {
         if (c->remaining == 0) {
-            while (n > 0) {
-                c->hdr[c->hdr_len++] = *p++;
-                n--;
-                if (c->hdr_len < 2) continue;
-                if (c->hdr[1] & 0x80) return fail(c, "a masked frame from the server");
-                size_t len7 = c->hdr[1] & 0x7f;
-                if (c->hdr_len == 2 + (len7 == 126 ? 2u : len7 == 127 ? 8u : 0u)) break;
-            }
-            size_t len7 = c->hdr_len >= 2 ? (size_t)(c->hdr[1] & 0x7f) : 0;
-            if (c->hdr_len < 2 || c->hdr_len < 2 + (len7 == 126 ? 2u : len7 == 127 ? 8u : 0u)) return;
-            uint64_t len = len7;
-            if (len7 == 126) len = ((uint64_t)c->hdr[2] << 8) | c->hdr[3];
-            if (len7 == 127) {
-                len = 0;
-                for (int i = 0; i < 8; i++) len = (len << 8) | c->hdr[2 + i];
-            }
-            c->opcode = c->hdr[0] & 0x0f;
-            c->fin = (c->hdr[0] & 0x80) != 0;
-            c->hdr_len = 0;
+            int whole = ws_header_take(&c->hdr, &p, &n, WS_UNMASKED);
+            if (whole < 0) return fail(c, "a masked frame from the server");
+            if (!whole) return;
+            uint64_t len = c->hdr.payload_len;
             c->remaining = len;
-            if (c->opcode == 8) return fail(c, "the server sent a close frame");
-            if (c->opcode != 2 && c->opcode != 0) return fail(c, "an unexpected frame (opcode %d)", c->opcode);
+            if (c->hdr.opcode == 8) return fail(c, "the server sent a close frame");
+            if (c->hdr.opcode != 2 && c->hdr.opcode != 0)
+                return fail(c, "an unexpected frame (opcode %d)", c->hdr.opcode);
             if (c->sent == c->done) return fail(c, "a frame with no message unanswered");
             if (c->msg_off + len > opt.size) return fail(c, "an echo longer than its message");
-            if (len == 0 && c->fin) {
+            if (len == 0 && c->hdr.fin) {
                 if (c->msg_off != opt.size) return fail(c, "an echo shorter than its message");
                 message_echoed(c);
                 continue;
@@ -314,19 +276,11 @@ static void consume_frames(struct conn *c, const uint8_t *p, size_t n) {
         c->remaining -= take;
         p += take;
         n -= take;
-        if (c->remaining == 0 && c->fin) {
+        if (c->remaining == 0 && c->hdr.fin) {
             if (c->msg_off != opt.size) return fail(c, "an echo shorter than its message");
             message_echoed(c);
         }
     }
-}
-
-static void compute_accept(const char *key, char *accept) {
-    char joined[128];
-    snprintf(joined, sizeof joined, "%s258EAFA5-E914-47DA-95CA-C5AB0DC85B11", key);
-    uint8_t digest[SHA_DIGEST_LENGTH];
-    SHA1((const uint8_t *)joined, strlen(joined), digest);
-    EVP_EncodeBlock((uint8_t *)accept, digest, SHA_DIGEST_LENGTH);
 }
 
 static void start_handshake(struct conn *c) {
@@ -334,7 +288,7 @@ static void start_handshake(struct conn *c) {
     RAND_bytes(raw, sizeof raw);
     char key[32];
     EVP_EncodeBlock((uint8_t *)key, raw, sizeof raw);
-    compute_accept(key, c->accept);
+    ws_accept(key, c->accept);
     char text[3072];
     int n = snprintf(text, sizeof text, request_text, key);
     c->out = realloc(c->out, (size_t)n > c->out_cap ? (size_t)n : c->out_cap);
@@ -462,7 +416,7 @@ static int measure_done(void) { return finished_conns == opt.connections; }
 /* --stream: reads ws_echo's frames at --read-rate, checking every payload byte. */
 static void run_stream(struct conn *c, double *elapsed, long *frames, uint64_t *bytes) {
     static uint8_t pattern[STREAM_FRAME];
-    for (size_t i = 0; i < STREAM_FRAME; i++) pattern[i] = (uint8_t)(i % 251);
+    ws_stream_pattern(pattern);
     char command[64];
     int n = snprintf(command, sizeof command, "stream %llu", (unsigned long long)opt.stream);
     fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) & ~O_NONBLOCK);
@@ -484,31 +438,23 @@ static void run_stream(struct conn *c, double *elapsed, long *frames, uint64_t *
             errors++;
             break;
         }
-        uint8_t *p = rbuf;
+        const uint8_t *p = rbuf;
         size_t left = (size_t)r;
         int finished = 0;
         while (left > 0) {
             if (c->remaining == 0) {
-                while (left > 0) {
-                    c->hdr[c->hdr_len++] = *p++;
-                    left--;
-                    if (c->hdr_len < 2) continue;
-                    size_t len7 = c->hdr[1] & 0x7f;
-                    if (c->hdr_len == 2 + (len7 == 126 ? 2u : len7 == 127 ? 8u : 0u)) break;
+                int whole = ws_header_take(&c->hdr, &p, &left, WS_UNMASKED);
+                if (whole < 0) {
+                    record_error(c, "a masked frame in the stream");
+                    errors++;
+                    finished = 1;
+                    break;
                 }
-                size_t len7 = c->hdr_len >= 2 ? (size_t)(c->hdr[1] & 0x7f) : 0;
-                if (c->hdr_len < 2 || c->hdr_len < 2 + (len7 == 126 ? 2u : len7 == 127 ? 8u : 0u)) break;
-                uint64_t len = len7;
-                if (len7 == 126) len = ((uint64_t)c->hdr[2] << 8) | c->hdr[3];
-                if (len7 == 127) {
-                    len = 0;
-                    for (int i = 0; i < 8; i++) len = (len << 8) | c->hdr[2 + i];
-                }
-                c->opcode = c->hdr[0] & 0x0f;
-                c->hdr_len = 0;
+                if (!whole) break;
+                uint64_t len = c->hdr.payload_len;
                 c->remaining = len;
                 frame_off = 0;
-                if (c->opcode == 1) { /* `done` */
+                if (c->hdr.opcode == 1) { /* `done` */
                     if (len != 4 || left < 4 || memcmp(p, "done", 4)) {
                         record_error(c, "an unexpected text frame in the stream");
                         errors++;
@@ -516,8 +462,8 @@ static void run_stream(struct conn *c, double *elapsed, long *frames, uint64_t *
                     finished = 1;
                     break;
                 }
-                if (c->opcode != 2 || len > STREAM_FRAME) {
-                    record_error(c, "an unexpected frame in the stream (opcode %d, %llu bytes)", c->opcode,
+                if (c->hdr.opcode != 2 || len > STREAM_FRAME) {
+                    record_error(c, "an unexpected frame in the stream (opcode %d, %llu bytes)", c->hdr.opcode,
                                  (unsigned long long)len);
                     errors++;
                     finished = 1;
@@ -603,14 +549,11 @@ int main(int argc, char **argv) {
     }
     if (opt.stream) opt.connections = 1;
     if (opt.bearer_file) {
-        FILE *f = fopen(opt.bearer_file, "r");
         char token[900] = {0};
-        if (!f || !fgets(token, sizeof token, f)) {
+        if (read_token(opt.bearer_file, token, sizeof token) < 0) {
             fprintf(stderr, "ws_load: cannot read %s\n", opt.bearer_file);
             return 1;
         }
-        fclose(f);
-        token[strcspn(token, "\r\n")] = 0;
         snprintf(bearer, sizeof bearer, "Authorization: Bearer %s\r\n", token);
     }
     snprintf(request_text, sizeof request_text,
