@@ -12,6 +12,9 @@ struct HeadSemantics {
     var hasUnknownCoding = false
     var connectionClose = false
     var connectionKeepAlive = false
+    /// `Connection: upgrade` and an `Upgrade` field: the request may switch protocols.
+    var connectionUpgrade = false
+    var hasUpgrade = false
     var expectsContinue = false
 
     mutating func observe(_ kind: KnownField, _ bytes: UnsafeRawBufferPointer, _ value: Range<Int>) throws(HTTPParseError) {
@@ -39,7 +42,10 @@ struct HeadSemantics {
             try ASCII.forEachListElement(bytes, value) { (option: Range<Int>) throws(HTTPParseError) in
                 if ASCII.equalsCaseInsensitive(bytes, option, "close") { connectionClose = true }
                 if ASCII.equalsCaseInsensitive(bytes, option, "keep-alive") { connectionKeepAlive = true }
+                if ASCII.equalsCaseInsensitive(bytes, option, "upgrade") { connectionUpgrade = true }
             }
+        case .upgrade:
+            hasUpgrade = true
         case .expect:
             try ASCII.forEachListElement(bytes, value) { (expectation: Range<Int>) throws(HTTPParseError) in
                 if ASCII.equalsCaseInsensitive(bytes, expectation, "100-continue") { expectsContinue = true }
@@ -94,7 +100,7 @@ struct HeadSemantics {
     }
 
     /// The verdict once every field line has been seen.
-    func finish(version: HTTPVersion) throws(HTTPParseError) -> (framing: BodyFraming, keepAlive: Bool, expectsContinue: Bool) {
+    func finish(version: HTTPVersion) throws(HTTPParseError) -> (framing: BodyFraming, keepAlive: Bool, expectsContinue: Bool, asksUpgrade: Bool) {
         // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400.
         if hostCount == 0, version == .http1_1 { throw HTTPParseError(.missingHost) }
         let framing: BodyFraming
@@ -119,6 +125,7 @@ struct HeadSemantics {
         // RFC 9112 §9.3.
         let keepAlive = version == .http1_1 ? !connectionClose : connectionKeepAlive && !connectionClose
         // RFC 9110 §10.1.1: a 100-continue expectation in an HTTP/1.0 request is ignored.
-        return (framing, keepAlive, expectsContinue && version == .http1_1)
+        // RFC 9110 §7.8: Upgrade is an HTTP/1.1 field, meant only when Connection names it.
+        return (framing, keepAlive, expectsContinue && version == .http1_1, hasUpgrade && connectionUpgrade && version == .http1_1)
     }
 }

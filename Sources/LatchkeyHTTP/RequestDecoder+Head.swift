@@ -59,7 +59,8 @@ extension RequestDecoder {
             fields: fields,
             framing: verdict.framing,
             keepAlive: verdict.keepAlive,
-            expectsContinue: verdict.expectsContinue
+            expectsContinue: verdict.expectsContinue,
+            asksUpgrade: verdict.asksUpgrade
         )
     }
 

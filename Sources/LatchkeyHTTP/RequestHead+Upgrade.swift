@@ -18,10 +18,8 @@ extension RequestHead {
     /// hop-by-hop field of a hop that did not mean it). Nil otherwise, and for HTTP/1.0,
     /// which has no Upgrade.
     public var requestedUpgrade: RequestedUpgrade? {
-        guard version == .http1_1 else { return nil }
-        let offers = fields.values(named: "Upgrade")
-        guard !offers.isEmpty, Self.listContains(fields.values(named: "Connection"), "upgrade") else { return nil }
-        let value = offers.joined(separator: ", ")
+        guard asksUpgrade else { return nil }
+        let value = fields.values(named: "Upgrade").joined(separator: ", ")
         guard let first = Self.listElements(value).first else { return nil }
         let name = first.split(separator: "/", maxSplits: 1).first.map(String.init) ?? first
         return RequestedUpgrade(protocolName: name.lowercased(), value: value)

@@ -15,6 +15,10 @@ public struct RequestHead: Sendable, Equatable, Hashable {
     public var keepAlive: Bool
     /// `Expect: 100-continue` on HTTP/1.1 (RFC 9110 §10.1.1: ignored for HTTP/1.0).
     public var expectsContinue: Bool
+    /// An HTTP/1.1 request with `Upgrade` whose `Connection` names it: one that may switch
+    /// protocols (`requestedUpgrade` says to what). Found by the decoder while it reads the
+    /// fields, so that other requests cost nothing more.
+    public var asksUpgrade: Bool
 
     public init(
         method: String,
@@ -23,7 +27,8 @@ public struct RequestHead: Sendable, Equatable, Hashable {
         fields: HTTPFields = [],
         framing: BodyFraming = .none,
         keepAlive: Bool = true,
-        expectsContinue: Bool = false
+        expectsContinue: Bool = false,
+        asksUpgrade: Bool? = nil
     ) {
         self.method = method
         self.target = target
@@ -32,5 +37,8 @@ public struct RequestHead: Sendable, Equatable, Hashable {
         self.framing = framing
         self.keepAlive = keepAlive
         self.expectsContinue = expectsContinue
+        // A head made by hand: judged from its fields, as the decoder would.
+        self.asksUpgrade = asksUpgrade ?? (version == .http1_1 && fields.contains("Upgrade")
+            && Self.listContains(fields.values(named: "Connection"), "upgrade"))
     }
 }
