@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
-# Fuzzes LatchkeyHTTP's RequestDecoder with libFuzzer for SECONDS (default 600).
+# Fuzzes LatchkeyHTTP's parsers with libFuzzer for SECONDS in all (default 600).
 #
-#   Scripts/fuzz.sh [SECONDS]
+#   Scripts/fuzz.sh [SECONDS] [request|response|all]
 #
-# Builds Sources/LatchkeyHTTP/*.swift with -sanitize=fuzzer,address into a static library
-# under .build-fuzz/lib/ (no package build involved), links Tests/Fuzz/RequestDecoderFuzz.swift
-# and the driving it shares (FuzzDriving.swift) against it into .build-fuzz/, seeds a corpus
-# with valid and hostile requests, runs one fuzzing process (the machine is shared: no
-# -jobs), and exits non-zero if libFuzzer reports a crash, a leak or a sanitizer error. The
-# corpus, seeds, dictionary and crash inputs live in .build-fuzz/request/; replay one with
-#   .build-fuzz/request-decoder-fuzz .build-fuzz/request/artifacts/crash-…
+# Targets (Tests/Fuzz/, each with FuzzDriving.swift): `request` is RequestDecoder (and
+# HTTPResponseLine) on what clients send, `response` is ResponseDecoder on what upstreams
+# answer. `all` (the default) runs both, one after the other, SECONDS/2 each, so the total
+# stays SECONDS. The machine is shared: one fuzzing process at a time, no -jobs.
+#
+# Builds Sources/LatchkeyHTTP/*.swift once with -sanitize=fuzzer,address into a static
+# library under .build-fuzz/lib/ (no package build involved), links each target against it
+# into its own binary (.build-fuzz/TARGET-decoder-fuzz), seeds a corpus with valid and
+# hostile messages, and exits non-zero if libFuzzer reports a crash, a leak or a sanitizer
+# error in any target. Each target keeps its corpus, seeds, dictionary and artifacts in
+# .build-fuzz/TARGET/; replay a crash input with
+#   .build-fuzz/response-decoder-fuzz .build-fuzz/response/artifacts/crash-…
 set -euo pipefail
 
 seconds="${1:-600}"
-targets=(request)
-per_target="$seconds"
+which="${2:-all}"
+case "$which" in
+    request | response) targets=("$which"); per_target="$seconds" ;;
+    all) targets=(request response); per_target=$(( seconds / 2 > 0 ? seconds / 2 : 1 )) ;;
+    *) echo "usage: Scripts/fuzz.sh [SECONDS] [request|response|all]" >&2; exit 2 ;;
+esac
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/.build-fuzz"
 
@@ -45,6 +54,7 @@ for target in "${targets[@]}"; do
     binary="$out/$target-decoder-fuzz"
     case "$target" in
         request) entry="$root/Tests/Fuzz/RequestDecoderFuzz.swift" module=RequestDecoderFuzz ;;
+        response) entry="$root/Tests/Fuzz/ResponseDecoderFuzz.swift" module=ResponseDecoderFuzz ;;
     esac
     driving="$root/Tests/Fuzz/FuzzDriving.swift"
     if [ ! -x "$binary" ] || [ -n "$(find "$library" "$driving" "$entry" -newer "$binary")" ]; then
@@ -73,6 +83,37 @@ seed request chunk-overflow 'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: ch
 seed request h2 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'
 seed request leading-crlf '\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n'
 seed request response 'HTTP/1.1 200 OK\r\n'
+# A response seed's first byte is the target's, not the stream's: \x00 for the answer to a
+# GET, \x01 for the answer to a HEAD.
+seed response length '\x00HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello'
+seed response chunked-trailers '\x00HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: T\r\n\r\n3;a=b\r\nabc\r\n2\r\nde\r\n0\r\nT: v\r\nU: w\r\n\r\n'
+seed response cl-te '\x00HTTP/1.1 200 OK\r\nContent-Length: 99\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n'
+seed response cl-conflict '\x00HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!'
+seed response cl-list '\x00HTTP/1.1 200 OK\r\nContent-Length: 3, 3\r\n\r\nabc'
+seed response cl-negative '\x00HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n'
+seed response cl-overflow '\x00HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551616\r\n\r\nx'
+seed response cl-max '\x00HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\nx'
+seed response continue-then-200 '\x00HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'
+seed response early-hints '\x00HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n'
+seed response switching '\x00HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n\x81\x02hi'
+seed response no-content-with-body '\x00HTTP/1.1 204 No Content\r\nContent-Length: 3\r\n\r\nabc'
+seed response not-modified '\x00HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\nTransfer-Encoding: chunked\r\n\r\n'
+seed response head '\x01HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n'
+seed response head-chunked '\x01HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n'
+seed response close-delimited '\x00HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nto the end'
+seed response te-gzip '\x00HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\nzz'
+seed response http10-keep-alive '\x00HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nokHTTP/1.0 200 OK\r\n\r\n'
+seed response http10-close '\x00HTTP/1.0 200 OK\r\n\r\nold'
+seed response bare-lf '\x00HTTP/1.1 200 OK\nContent-Length: 1\n\nx'
+seed response obs-fold '\x00HTTP/1.1 200 OK\r\nX: a\r\n b\r\nContent-Length: 0\r\n\r\n'
+seed response nul '\x00HTTP/1.1 200 OK\r\nX: a\0b\r\n\r\n'
+seed response chunk-huge '\x00HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\nx'
+seed response chunk-max '\x00HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\nxy'
+seed response chunk-negative '\x00HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\nx\r\n0\r\n\r\n'
+seed response http2 '\x00HTTP/2 200\r\n\r\n'
+seed response status-bounds '\x00HTTP/1.1 099 Low\r\n\r\nHTTP/1.1 1000 High\r\n\r\n'
+seed response request-line '\x00GET / HTTP/1.1\r\nHost: a\r\n\r\n'
+seed response leading-crlf '\x00\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n'
 
 dictionary() { cat > "$out/$1/http.dict"; }
 common='"\x0d\x0a"
@@ -98,6 +139,19 @@ $common
 "POST"
 "Host: "
 "Expect: 100-continue"
+DICT
+dictionary response <<DICT
+$common
+"HTTP/1.1 200 OK\x0d\x0a"
+" 100 Continue\x0d\x0a"
+" 101 Switching Protocols\x0d\x0a"
+" 103 "
+" 204 "
+" 304 "
+"Upgrade: websocket"
+"Trailer: "
+", chunked"
+"gzip"
 DICT
 
 # Swift's own crash handler reads the crashed process's memory and trips ASan, hiding the
