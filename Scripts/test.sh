@@ -13,6 +13,8 @@
 #   LATCHKEY_TEST_ONLY="unit integration"  run only these stages (names as in the summary)
 #   PYTEST_ARGS="-k injection -x"           extra arguments for pytest
 #   LATCHKEY_SCRATCH=.build-other           SwiftPM scratch path (default .build)
+#   FUZZ_SECONDS=60                         the fuzz smoke's time, halved between the request
+#                                           and the response parser (Scripts/fuzz.sh)
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -119,7 +121,7 @@ if stage setup setup && stage build build; then
     stage integration integration_tests
     stage contract contract
     stage docker bash Scripts/docker-build-steps.sh
-    stage fuzz bash Scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
+    stage fuzz bash Scripts/fuzz.sh "${FUZZ_SECONDS:-60}" all
 fi
 
 summary
