@@ -191,9 +191,10 @@ public struct ResponseHead: Sendable, Equatable {
         let codings = fields.values(named: "Transfer-Encoding")
         if !codings.isEmpty {
             // Rule 3: Transfer-Encoding overrides Content-Length; a final coding other than
-            // chunked is read to the close.
-            let last = codings.last?.split(separator: ",").last?.trimmingSpaces().lowercased()
-            return last == "chunked" ? .chunked : .closeDelimited
+            // chunked is read to the close. The lines make one list, whose empty elements
+            // (a line of its own included) do not count (RFC 9110 §5.6.1).
+            let last = codings.lazy.flatMap { $0.split(separator: ",") }.map { $0.trimmingSpaces() }.last { !$0.isEmpty }
+            return last?.lowercased() == "chunked" ? .chunked : .closeDelimited
         }
         if let length = try fields.contentLength() { return .length(length) }
         return .closeDelimited

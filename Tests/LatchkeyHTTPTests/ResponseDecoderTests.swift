@@ -31,6 +31,12 @@ struct ResponseDecoderTests {
              expected: [.head(status: 200, framing: .chunked), .body(Array("abcde".utf8)), .end]),
         Case(label: "chunked wins over Content-Length", wire: "HTTP/1.1 200 OK\r\nContent-Length: 99\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n",
              expected: [.head(status: 200, framing: .chunked), .body(Array("x".utf8)), .end]),
+        // RFC 9110 §5.6.1: empty list elements are ignored, so chunked is still the final coding.
+        Case(label: "chunked before an empty list element", wire: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, \r\n\r\n1\r\nx\r\n0\r\n\r\n",
+             expected: [.head(status: 200, framing: .chunked), .body(Array("x".utf8)), .end]),
+        Case(label: "chunked before an empty Transfer-Encoding line",
+             wire: "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\nTransfer-Encoding: ,\r\n\r\n1\r\nx\r\n0\r\n\r\n",
+             expected: [.head(status: 200, framing: .chunked), .body(Array("x".utf8)), .end]),
         Case(label: "close-delimited", wire: "HTTP/1.1 200 OK\r\n\r\nto the end",
              expected: [.head(status: 200, framing: .closeDelimited), .body(Array("to the end".utf8)), .end]),
         Case(label: "another coding is read to the close", wire: "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nzz",
