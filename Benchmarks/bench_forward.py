@@ -40,7 +40,7 @@ import statistics
 import subprocess
 import sys
 
-from bench_support import PROXY_CORE, build_c, cpu_seconds, drive_load, free_port, log, wait_port
+from bench_support import PROXY_CORE, build_c, callgrind_control, cpu_seconds, drive_load, free_port, log, wait_port
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FORWARD_HOST = "api.test"
@@ -54,7 +54,7 @@ FRESH_CONNECTIONS = 16
 class ForwardScenarios:
     """Mixed into `Bench` (bench.py), whose processes, files, results and options it uses:
     spawn, read_log, secret_file, token_file, small_body, upstream_port, upstream_pid,
-    results, work, args, notes; and callgrind_binary, callgrind_total (bench_oauth.py)."""
+    results, work, args, notes; and callgrind_binary, start_callgrind_latchkey, callgrind_total (bench_oauth.py)."""
 
     def forward_wanted(self):
         return "forward" in self.args.scenarios
@@ -241,16 +241,11 @@ routes:
         conf = os.path.join(self.work, "latchkey-forward-callgrind.yaml")
         with open(conf, "w") as f:
             f.write(self.latchkey_forward_yaml(forward_port, reverse_port))
-        out = os.path.join(self.work, "callgrind-forward.out")
-        p = self.spawn("latchkey-forward-callgrind", ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                                                      binary, "serve", "--config", conf, "--loops", "1"], PROXY_CORE)
-        if not (wait_port(forward_port, p, timeout=180) and wait_port(reverse_port, p, timeout=60)):
-            sys.exit("bench: latchkey under callgrind did not start: "
-                     + self.read_log("latchkey-forward-callgrind")[-2000:])
+        p, out = self.start_callgrind_latchkey("latchkey-forward-callgrind", binary, conf, [forward_port, reverse_port])
         targets = {"tunnel": {"port": forward_port, "ca": self.forward_targets["latchkey-tunnel"]["ca"]},
                    "reverse": {"port": reverse_port}}
-        zero = lambda _: subprocess.run(["callgrind_control", "--zero", str(p.pid)], check=True, capture_output=True)
-        dump = lambda _: subprocess.run(["callgrind_control", "--dump", str(p.pid)], check=True, capture_output=True)
+        zero = lambda _: callgrind_control(p.pid, "--zero")
+        dump = lambda _: callgrind_control(p.pid, "--dump")
         log(f"bench: callgrind: {CALLGRIND_ROUNDS} rounds of {CALLGRIND_REQUESTS} requests, tunnel and reverse")
         try:
             for rnd in range(CALLGRIND_ROUNDS):

@@ -27,8 +27,8 @@ import subprocess
 import sys
 import time
 
-from bench_support import (LOAD_CORE, PROXY_CORE, cpu_seconds, free_port, get_many, http_get, log, percentile,
-                           read_response, wait_port)
+from bench_support import (LOAD_CORE, PROXY_CORE, callgrind_control, cpu_seconds, free_port, http_get, log,
+                           percentile, read_response, request_many, wait_port)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LONG_TOKEN_LIFETIME = 86400
@@ -157,19 +157,15 @@ class OAuthScenarios:
         with open(conf, "w") as f:
             f.write(self.latchkey_yaml(port, *self.oauth_config(valid_client=CLIENTS["callgrind"],
                                                                 session_client=CLIENTS["callgrind-session"], with_fresh=False)))
-        out = os.path.join(self.work, "callgrind.out")
-        p = self.spawn("latchkey-callgrind", ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary,
-                                              "serve", "--config", conf, "--loops", "1"], PROXY_CORE)
-        if not wait_port(port, p, timeout=180):
-            sys.exit("bench: latchkey under callgrind did not start: " + self.read_log("latchkey-callgrind")[-2000:])
+        p, out = self.start_callgrind_latchkey("latchkey-callgrind", binary, conf, [port])
         log(f"bench: callgrind: {CALLGRIND_ROUNDS} rounds of {CALLGRIND_REQUESTS} requests per route")
         for rnd in range(CALLGRIND_ROUNDS):
             for route in CALLGRIND_ROUTES:
                 path = f"/{route}/small.json"
-                get_many(port, path, 200)
-                subprocess.run(["callgrind_control", "--zero", str(p.pid)], check=True, capture_output=True)
-                get_many(port, path, CALLGRIND_REQUESTS)
-                subprocess.run(["callgrind_control", "--dump", str(p.pid)], check=True, capture_output=True)
+                request_many(port, path, 200)
+                callgrind_control(p.pid, "--zero")
+                request_many(port, path, CALLGRIND_REQUESTS)
+                callgrind_control(p.pid, "--dump")
                 per_request = self.callgrind_total(out) / CALLGRIND_REQUESTS
                 self.results.setdefault(("callgrind", route), []).append({"instructions": per_request})
                 log(f"bench: callgrind round {rnd + 1}/{CALLGRIND_ROUNDS} {route:6} {per_request:,.0f} instructions/request")
@@ -189,6 +185,17 @@ class OAuthScenarios:
         if not os.path.exists(binary):
             subprocess.run(["strip", "--strip-debug", "-o", binary, self.args.latchkey], check=True)
         return binary
+
+    def start_callgrind_latchkey(self, name, binary, conf, ports):
+        """`binary` (from callgrind_binary) serving `conf` under callgrind on the proxy's
+        core, as process `name`; returns it and callgrind's output file once it listens on
+        each of `ports`."""
+        out = os.path.join(self.work, f"{name}.out")
+        p = self.spawn(name, ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary,
+                              "serve", "--config", conf, "--loops", "1"], PROXY_CORE)
+        if not all(wait_port(port, p, timeout=180) for port in ports):
+            sys.exit(f"bench: {name} (latchkey under callgrind) did not start: " + self.read_log(name)[-2000:])
+        return p, out
 
     @staticmethod
     def callgrind_total(out):

@@ -85,16 +85,19 @@ def http_get(port, path, headers=None, timeout=5.0):
     return status, body
 
 
-def get_many(port, path, count, timeout=60.0):
-    """`count` GETs one after another on one keep-alive connection; each must answer 200."""
+def request_many(port, path, count, method="GET", body=None, expect=None, timeout=60.0):
+    """`count` requests one after another on one keep-alive connection; each must answer 200
+    (with the body `expect`, when given). `body`: bytes, sent with Content-Length, or a list
+    of chunks, sent with Transfer-Encoding: chunked (http.client frames each and sends it
+    with its own send)."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         for _ in range(count):
-            conn.request("GET", path)
+            conn.request(method, path, body=body)
             response = conn.getresponse()
-            response.read()
-            if response.status != 200:
-                sys.exit(f"bench: GET {path} answered {response.status}")
+            answer = response.read()
+            if response.status != 200 or (expect is not None and answer != expect):
+                sys.exit(f"bench: {method} {path} answered {response.status}: {answer[:200]!r}")
     finally:
         conn.close()
 
@@ -115,6 +118,12 @@ def percentile(sorted_values, p):
     """Nearest-rank percentile of an ascending list."""
     rank = max(1, -(-len(sorted_values) * p // 100))
     return sorted_values[int(rank) - 1]
+
+
+def callgrind_control(pid, action):
+    """callgrind_control `action` for a process under callgrind: `--zero` sets its counters
+    to 0, `--dump` writes them to a new OUT.N file."""
+    subprocess.run(["callgrind_control", action, str(pid)], check=True, capture_output=True)
 
 
 # ---- the C helpers (tunnel_load.c, ws_load.c, ws_echo.c) ------------------------------------

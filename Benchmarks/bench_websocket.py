@@ -53,8 +53,8 @@ import sys
 import threading
 import time
 
-from bench_support import (LOAD_CORE, PROXY_CORE, await_ready, build_c, cpu_seconds, drive_load, finish, free_port,
-                           go, idle_table, lkbench_fields, log, rss_kib, start_load, stream_table, wait_port)
+from bench_support import (LOAD_CORE, PROXY_CORE, await_ready, build_c, callgrind_control, cpu_seconds, drive_load,
+                           finish, free_port, go, idle_table, lkbench_fields, log, rss_kib, start_load, stream_table, wait_port)
 
 SMALL = 32
 LARGE = 64 * 1024
@@ -322,8 +322,8 @@ logging:
         port, p = self.start_latchkey_ws("latchkey-ws-callgrind", binary,
                                          ("valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"))
         self.ws_targets["latchkey-callgrind"] = {"port": port, "pid": p.pid}
-        zero = lambda _: subprocess.run(["callgrind_control", "--zero", str(p.pid)], check=True, capture_output=True)
-        dump = lambda _: subprocess.run(["callgrind_control", "--dump", str(p.pid)], check=True, capture_output=True)
+        zero = lambda _: callgrind_control(p.pid, "--zero")
+        dump = lambda _: callgrind_control(p.pid, "--dump")
         try:
             for rnd in range(CALLGRIND_ROUNDS):
                 for label, size, warmup, count, crowd in CALLGRIND_RUNS:
