@@ -67,6 +67,14 @@ Scenarios
           1 GiB from the upstream read at full speed and at --ws-read-rate (50 MB/s): VmRSS
           growth. With --callgrind, Latchkey's instructions per round trip (32 B, 64 KiB, and
           32 B with 1,000 idle upgraded connections open).
+  upload  POST bodies of 64 KiB (64 connections) and 1 MiB (16 connections), each sent with
+          Content-Length and sent chunked (16 KiB chunks), by wrk through Latchkey, nginx,
+          haproxy and nginx-buffered (nginx's default request buffering; the `nginx` target
+          streams bodies, `proxy_request_buffering off`, as Latchkey and haproxy do) to the
+          upstream's /upload, which reads the whole body before it answers with its length
+          (bench_upload.py): requests/s, MB/s uploaded, p50/p99, the proxy's CPU µs per request
+          and per MB. With --callgrind, Latchkey's instructions per upload of each kind and per
+          1 MiB download (the `large` scenario's GET).
 """
 import argparse
 import asyncio
@@ -88,6 +96,7 @@ from bench_forward import ForwardScenarios
 from bench_log import LogScenarios
 from bench_oauth import OAuthScenarios
 from bench_tls import TLSScenarios
+from bench_upload import UploadScenarios
 from bench_websocket import WebSocketScenarios
 from bench_support import (LOAD_CORE, MIB, PROXY_CORE, cpu_seconds, free_port, http_get, idle_table, log,
                            read_response, rss_kib, stream_table, wait_port)
@@ -95,7 +104,7 @@ from bench_support import (LOAD_CORE, MIB, PROXY_CORE, cpu_seconds, free_port, h
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-SCENARIOS = ("small", "large", "idle", "stream", "auth", "storm", "stucklog", "tls", "forward", "websocket")
+SCENARIOS = ("small", "large", "idle", "stream", "auth", "storm", "stucklog", "tls", "forward", "websocket", "upload")
 
 WRK_REPORT = r"""
 done = function(summary, latency, requests)
@@ -110,7 +119,7 @@ end
 """
 
 
-class Bench(OAuthScenarios, LogScenarios, TLSScenarios, ForwardScenarios, WebSocketScenarios):
+class Bench(OAuthScenarios, LogScenarios, TLSScenarios, ForwardScenarios, WebSocketScenarios, UploadScenarios):
     def __init__(self, args):
         self.args = args
         self.work = tempfile.mkdtemp(prefix="latchkey-bench.")
@@ -218,14 +227,14 @@ http {{
     def start_upstream(self, www):
         port = free_port()
         argv = self.nginx_conf("upstream", f"""
-    default_type application/json;
+    default_type application/json;{self.upload_upstream(port)}
     server {{
         listen 127.0.0.1:{port} backlog=4096;
         root {www};
         location = /auth {{
             if ($http_authorization = "Bearer {self.token}") {{ return 200 "authorized\\n"; }}
             return 401 "missing credential\\n";
-        }}
+        }}{self.upload_locations()}
         location / {{ }}
     }}""")
         p = self.spawn("upstream", argv, LOAD_CORE)
@@ -235,9 +244,12 @@ http {{
         self.upstream_pid = p.pid
         self.targets["direct"] = {"port": port, "pid": None}
 
-    def nginx_proxy(self, port, tls=""):
+    def nginx_proxy(self, port, tls="", request_buffering=False):
         """nginx as the proxy: the credential set, kept-alive connections to the upstream;
-        `tls`: `ssl` directives, which make the port speak TLS."""
+        `tls`: `ssl` directives, which make the port speak TLS. Request bodies (the upload
+        scenario's) stream to the upstream as they arrive, as through Latchkey and haproxy;
+        `request_buffering`: nginx's default instead, the whole body read first (to a
+        temporary file past client_body_buffer_size, 16 KiB)."""
         return f"""
     upstream backend {{
         server 127.0.0.1:{self.upstream_port};
@@ -251,6 +263,8 @@ http {{
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_set_header Authorization "Bearer {self.token}";
+            client_max_body_size 2m;
+            proxy_request_buffering {"on" if request_buffering else "off"};
         }}
     }}"""
 
@@ -364,14 +378,20 @@ logging:
             self.verify_oauth()
 
     # ---- wrk scenarios --------------------------------------------------------------------
-    def wrk(self, name, path, connections, duration, extra=()):
+    def wrk_script(self, name, lua=""):
+        """The wrk script `name` in the run's directory: `lua`, which shapes the requests
+        (GETs of the URL when empty), then the report every run prints."""
+        path = os.path.join(self.work, name)
+        if not os.path.exists(path):
+            with open(path, "w") as f:
+                f.write(lua + WRK_REPORT)
+        return path
+
+    def wrk(self, name, path, connections, duration, extra=(), script=None):
         """One wrk run against a target (over https when the target says so); `extra`:
-        more wrk arguments, such as a header."""
+        more wrk arguments, such as a header; `script`: a script from wrk_script."""
         t = self.targets[name]
-        script = os.path.join(self.work, "report.lua")
-        if not os.path.exists(script):
-            with open(script, "w") as f:
-                f.write(WRK_REPORT)
+        script = script or self.wrk_script("report.lua")
         url = f"{t.get('scheme', 'http')}://127.0.0.1:{t['port']}{path}"
         pids = [p for p in (t["pid"], self.upstream_pid) if p]
         before = {p: cpu_seconds(p) for p in pids}
@@ -582,6 +602,7 @@ logging:
         out += self.tls_tables()
         out += self.forward_tables()
         out += self.websocket_tables()
+        out += self.upload_tables()
         return "\n".join(out)
 
     def targets_table(self):
@@ -679,7 +700,8 @@ scenario does). Re-run it to replace this file.
 {self.machine()}{lk}- layout: each proxy pinned to core 0 (Latchkey `--loops 1`, nginx `worker_processes 1`,
   haproxy `nbthread 1`); the upstream (nginx, one worker, sendfile) and wrk/curl on core 1;
   127.0.0.1 only. nginx proxies with `proxy_set_header Authorization`, `keepalive 64`,
-  `proxy_http_version 1.1`, `proxy_set_header Connection ""`; haproxy with
+  `proxy_http_version 1.1`, `proxy_set_header Connection ""`, `client_max_body_size 2m`,
+  `proxy_request_buffering off`; haproxy with
   `http-request set-header Authorization` and `http-reuse always`. Access logs:
   {"Latchkey and nginx write theirs to files; haproxy logs nothing" if a.access_log else "off for all three"}.
 - {a.rounds} interleaved round{"s" if a.rounds > 1 else ""} of {a.duration} s per target and scenario (target order rotated
@@ -737,8 +759,8 @@ def main():
                     help="Latchkey and nginx write access logs (to files); haproxy logs nothing either way")
     ap.add_argument("--profile", action="store_true", help="perf-record Latchkey under small GETs")
     ap.add_argument("--callgrind", action="store_true",
-                    help="with auth, forward or websocket: count Latchkey's instructions per request (or round trip) "
-                         "on their routes under callgrind")
+                    help="with auth, forward, websocket or upload: count Latchkey's instructions per request (or round "
+                         "trip) on their routes under callgrind")
     ap.add_argument("--forward-connections", type=int, default=32,
                     help="concurrent tunnels (and plain connections to the reverse route) of the forward scenario")
     ap.add_argument("--ws-connections", type=int, default=32,
@@ -763,8 +785,9 @@ def main():
         a.targets.remove("latchkey")
     if {"auth", "storm"} & set(a.scenarios) and "latchkey" not in a.targets:
         ap.error("the auth and storm scenarios measure Latchkey: give --latchkey and keep latchkey in --targets")
-    if a.callgrind and not {"auth", "forward", "websocket"} & set(a.scenarios):
-        ap.error("--callgrind counts the auth, forward or websocket scenario's instructions: add one to --scenarios")
+    if a.callgrind and not {"auth", "forward", "websocket", "upload"} & set(a.scenarios):
+        ap.error("--callgrind counts the auth, forward, websocket or upload scenario's instructions: "
+                 "add one to --scenarios")
 
     if os.cpu_count() < 2:
         sys.exit("bench: needs at least 2 cores (proxy on core 0, load and upstream on core 1)")
@@ -815,12 +838,17 @@ def main():
             # Memory first, while the proxies' heaps hold only what the checks left.
             b.run_websocket_memory()
             b.run_websocket_rounds()
+        if "upload" in a.scenarios:
+            b.start_upload_targets()
+            b.run_upload_rounds()
         if a.callgrind and "auth" in a.scenarios and "latchkey" in b.targets:
             b.callgrind_auth()
         if a.callgrind and "forward" in a.scenarios:
             b.callgrind_forward()
         if a.callgrind and "websocket" in a.scenarios:
             b.callgrind_websocket()
+        if a.callgrind and "upload" in a.scenarios and "latchkey" in b.targets:
+            b.callgrind_upload()
         for name in list(b.targets):
             if "stream" in a.scenarios:
                 b.single[("stream", name)] = b.stream(name)

@@ -29,6 +29,13 @@
 #      from the upstream read at full speed and at --ws-read-rate R (50M) (RSS growth); with
 #      --callgrind, Latchkey's instructions per round trip. As RESULTS.md has it (11 minutes):
 #        bash Benchmarks/run.sh --scenarios websocket --targets direct,latchkey,nginx --callgrind --no-write
+# upload: POST bodies of 64 KiB (64 connections) and 1 MiB (16), each with Content-Length and
+#      chunked (16 KiB chunks), from wrk through Latchkey, nginx (streaming the body:
+#      proxy_request_buffering off), nginx-buffered (nginx's default, the body read first) and
+#      haproxy to an upstream /upload that reads the whole body before it answers: requests/s,
+#      MB/s uploaded, p50/p99, CPU per request and per MB; with --callgrind, Latchkey's
+#      instructions per upload and per 1 MiB download. As RESULTS.md has it (15 minutes):
+#        bash Benchmarks/run.sh --scenarios large,upload --callgrind --no-write
 # The OAuth engine's scenarios (Latchkey only, tokens from Benchmarks/token_endpoint.py):
 #   auth   static-credential route vs OAuth identity route with a valid token, under wrk
 #          in pairs of short runs (--rounds, --duration): requests/s within 5%?
