@@ -250,6 +250,11 @@ http {{
         scenario's) stream to the upstream as they arrive, as through Latchkey and haproxy;
         `request_buffering`: nginx's default instead, the whole body read first (to a
         temporary file past client_body_buffer_size, 16 KiB)."""
+        bodies = "proxy_request_buffering off;"
+        if request_buffering:
+            # Every body past the buffer is logged at `warn` ("buffered to a temporary
+            # file"): a line per request, which nginx's default level, `error`, leaves out.
+            bodies = "proxy_request_buffering on;\n            error_log stderr error;"
         return f"""
     upstream backend {{
         server 127.0.0.1:{self.upstream_port};
@@ -264,7 +269,7 @@ http {{
             proxy_set_header Connection "";
             proxy_set_header Authorization "Bearer {self.token}";
             client_max_body_size 2m;
-            proxy_request_buffering {"on" if request_buffering else "off"};
+            {bodies}
         }}
     }}"""
 
