@@ -108,7 +108,7 @@ let package = Package(
             dependencies: ["LatchkeyConfig", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Support"
         ),
-        .testTarget(name: "LatchkeyHTTPTests", dependencies: ["LatchkeyHTTP"]),
+        .testTarget(name: "LatchkeyHTTPTests", dependencies: ["LatchkeyHTTP", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeyLoopTests", dependencies: ["LatchkeyLoop"]),
         .testTarget(name: "LatchkeyTLSTests", dependencies: ["LatchkeyTLS", "COpenSSL"]),
         .testTarget(

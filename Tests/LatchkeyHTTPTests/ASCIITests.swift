@@ -1,4 +1,5 @@
 @testable import LatchkeyHTTP
+import LatchkeyTestSupport
 import Testing
 
 /// The byte classes against their definitions, and the eight-byte tests against the

@@ -1,4 +1,5 @@
 import LatchkeyHTTP
+import LatchkeyTestSupport
 import Testing
 
 /// Property: any request we can serialise decodes back to itself, whole and in random
