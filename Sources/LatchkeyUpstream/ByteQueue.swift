@@ -1,41 +1,72 @@
-/// A FIFO of request-body bytes between `sendBody` and curl's read callback. One buffer,
-/// read from the front; compacts when the consumed prefix dominates.
+/// A FIFO of request-body bytes between `sendBody` and curl's read callback: a ring, so
+/// that bytes are copied once in and once out however the appends and reads interleave
+/// (curl takes up to its 64 KiB upload buffer at a time, the client's bytes come a read at a
+/// time). It grows, keeping the order, only when the bytes waiting outgrow it.
 struct ByteQueue {
+    /// The ring; its count is the capacity. Bytes outside the waiting ones are garbage.
     private var storage: [UInt8] = []
     private var head = 0
+    private(set) var count = 0
 
-    var count: Int { storage.count - head }
-    var isEmpty: Bool { head == storage.count }
+    var isEmpty: Bool { count == 0 }
+
+    /// `capacity`: room for this many bytes before the first growth (a body of known length
+    /// reserves what it will hold at most).
+    init(reserving capacity: Int = 0) {
+        if capacity > 0 { storage = Self.uninitialized(capacity) }
+    }
 
     mutating func append(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 0 else { return }
-        if head == storage.count {
-            storage.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 64 * 1024 && head * 2 >= storage.count {
-            storage.removeSubrange(0..<head)
-            head = 0
+        if count + bytes.count > storage.count { grow(toHold: count + bytes.count) }
+        let capacity = storage.count
+        let tail = (head + count) % capacity
+        let first = min(bytes.count, capacity - tail)
+        storage.withUnsafeMutableBytes { ring in
+            ring.baseAddress!.advanced(by: tail).copyMemory(from: bytes.baseAddress!, byteCount: first)
+            if first < bytes.count {
+                ring.baseAddress!.copyMemory(from: bytes.baseAddress!.advanced(by: first), byteCount: bytes.count - first)
+            }
         }
-        storage.append(contentsOf: bytes)
+        count += bytes.count
     }
 
     /// Copies up to `capacity` bytes into `destination` and drops them; returns the count.
     mutating func read(into destination: UnsafeMutableRawPointer, capacity: Int) -> Int {
         let n = min(capacity, count)
         guard n > 0 else { return 0 }
-        storage.withUnsafeBytes { source in
-            destination.copyMemory(from: source.baseAddress! + head, byteCount: n)
+        let first = min(n, storage.count - head)
+        storage.withUnsafeBytes { ring in
+            destination.copyMemory(from: ring.baseAddress!.advanced(by: head), byteCount: first)
+            if first < n {
+                destination.advanced(by: first).copyMemory(from: ring.baseAddress!, byteCount: n - first)
+            }
         }
-        head += n
-        if head == storage.count {
-            storage.removeAll(keepingCapacity: true)
-            head = 0
-        }
+        count -= n
+        head = count == 0 ? 0 : (head + n) % storage.count
         return n
     }
 
     mutating func removeAll() {
         storage = []
         head = 0
+        count = 0
+    }
+
+    /// A ring at least twice as large, the waiting bytes moved to its start in order.
+    private mutating func grow(toHold needed: Int) {
+        let waiting = count
+        var larger = Self.uninitialized(max(needed, storage.count * 2, 16 * 1024))
+        larger.withUnsafeMutableBytes { destination in
+            _ = read(into: destination.baseAddress!, capacity: waiting)
+        }
+        storage = larger
+        head = 0
+        count = waiting
+    }
+
+    /// Bytes that are written before they are read: not zeroed first.
+    private static func uninitialized(_ capacity: Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: capacity) { _, initialized in initialized = capacity }
     }
 }

@@ -72,6 +72,7 @@ struct TransferMachine {
         case .length(let length):
             uploadRemaining = length
             upload = length == 0 ? .done : .open(paused: false)
+            queue = ByteQueue(reserving: Int(min(length, UInt64(UpstreamTransfer.bodyHighWater))))
         case .streaming:
             uploadRemaining = .max
             upload = .open(paused: false)

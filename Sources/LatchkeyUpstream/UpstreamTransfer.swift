@@ -58,9 +58,13 @@ public final class UpstreamTransfer {
         if machine.bodyEnded() { schedulePauseUpdate() }
     }
 
-    /// Request-body bytes queued and not yet taken by curl. Stop reading the client above a
-    /// high-water mark (e.g. 256 KiB); `upstreamWantsBody` says when to read again.
+    /// Request-body bytes queued and not yet taken by curl. Stop reading the client at
+    /// `bodyHighWater`; `upstreamWantsBody` says when to read again.
     public var queuedBodyBytes: Int { machine.queuedBodyBytes }
+
+    /// Request-body bytes queued above which the delegate stops reading its client; a body
+    /// of known length reserves room for up to this many at the start.
+    public static let bodyHighWater = 256 * 1024
 
     /// Lifts the backpressure pause asked for by returning false from
     /// `upstreamDidReceiveBody`. curl may deliver held bytes before this returns.

@@ -1,5 +1,6 @@
 import CCurlShims
 import LatchkeyHTTP
+import LatchkeyTestSupport
 import Testing
 @testable import LatchkeyUpstream
 
@@ -126,5 +127,31 @@ import Testing
         }
         #expect(out == patternBody(next))
         #expect(queue.count == 0)
+    }
+
+    /// Appends that wrap around the ring's end, reads that cross it, and growth while the
+    /// waiting bytes wrap: always the bytes in the order they came.
+    @Test(arguments: [0, 16 * 1024, 65_536])
+    func keepsTheOrderAcrossWrapsAndGrowth(reserved: Int) {
+        var queue = ByteQueue(reserving: reserved)
+        var generator = SeededGenerator(seed: UInt64(reserved) + 7)
+        var expected: [UInt8] = []
+        var out: [UInt8] = []
+        var next = 0
+        var buffer = [UInt8](repeating: 0, count: 70_000)
+        for _ in 0..<400 {
+            let piece = patternBody(Int(generator.next() % 20_000), from: next)
+            next += piece.count
+            expected += piece
+            piece.withUnsafeBytes { queue.append($0) }
+            let n = buffer.withUnsafeMutableBytes { queue.read(into: $0.baseAddress!, capacity: Int(generator.next() % 24_000)) }
+            out += buffer[..<n]
+            #expect(queue.count == expected.count - out.count)
+        }
+        while !queue.isEmpty {
+            let n = buffer.withUnsafeMutableBytes { queue.read(into: $0.baseAddress!, capacity: 65_536) }
+            out += buffer[..<n]
+        }
+        #expect(out == expected)
     }
 }

@@ -31,9 +31,6 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
     /// Set when the upstream refused a navigation and the browser is being handed a session.
     @exclusivity(unchecked) var handoff: HandoffExchange?
 
-    /// Request-body bytes queued for the upstream above which the client is not read.
-    private static let requestHighWater = 256 * 1024
-
     init(exchange: ServerExchange, route: Route, rewriter: ResponseRewriter, handler: ProxyHandler, context: ProxyContext,
          blueprint: RequestBlueprint, identity: Identity?) {
         self.exchange = exchange
@@ -76,7 +73,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
         case .forward:
             guard let transfer else { return }
             transfer.sendBody(bytes)
-            if transfer.queuedBodyBytes >= Self.requestHighWater { exchange.pauseRequestBody() }
+            if transfer.queuedBodyBytes >= UpstreamTransfer.bodyHighWater { exchange.pauseRequestBody() }
         case .hold:
             exchange.pauseRequestBody()
         }
