@@ -2,6 +2,7 @@ import CoreMetrics
 import Latchkey
 import LatchkeyConfig
 import LatchkeyLogging
+import LatchkeyLoop
 import Logging
 import Prometheus
 
@@ -15,6 +16,7 @@ struct ProxyLaunch {
 
     /// `source`: the configuration file, or what stands for it in messages.
     init(config: Config, source: String, sink: LogSink, logger: Logger) throws {
+        ProcessMemory.keepFreedBuffers()
         // Like logging, bootstrapped here only: whatever records through swift-metrics lands
         // in the one registry that /.latchkey/metrics renders.
         metrics = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())

@@ -1,7 +1,8 @@
 #ifndef LATCHKEY_CLINUX_H
 #define LATCHKEY_CLINUX_H
 
-// Linux headers that `import Glibc` does not expose (epoll, eventfd, signalfd), and
+// Linux headers that `import Glibc` does not expose (epoll, eventfd, signalfd, glibc's
+// mallopt), and
 // wrappers for calls that need _GNU_SOURCE, which must not be defined in this public
 // header: doing so changes fd_set and breaks the SwiftGlibc module.
 #include <sys/epoll.h>
@@ -12,6 +13,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <malloc.h>
 
 /// accept4(2): Swift cannot see it without _GNU_SOURCE.
 int lk_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
