@@ -16,7 +16,7 @@ import pytest
 from websockets.asyncio.client import connect as async_connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from support import TOKEN, config, json_lines
+from support import TOKEN, config, json_lines, wait_until
 from tls_support import Certs, tls_listener
 from websocket_support import client, make_ws_server, ws_server, ws_url  # noqa: F401 (fixtures)
 
@@ -175,8 +175,11 @@ def test_a_refused_handshake_is_relayed_as_a_response(latchkey, make_ws_server):
         assert refused.value.response.body == body
     # The upstream was asked once each: a 403 is no reason to renew the token.
     assert [h.status for h in server.upgrade_handshakes()] == [403, 500]
-    statuses = [line.get("status") for line in json_lines(p.log()) if line.get("path") in ("/forbidden", "/broken")]
-    assert statuses == [403, 500], p.log_tail()
+    # The access log's line comes once the exchange has ended, after the client has the answer.
+    def statuses():
+        logged = [line.get("status") for line in json_lines(p.log()) if line.get("path") in ("/forbidden", "/broken")]
+        return logged if len(logged) == 2 else None
+    assert wait_until(statuses) == [403, 500], p.log_tail()
     # And the route still switches for a path the server accepts.
     with client(p, "/fine") as ws:
         ws.send("fine")
