@@ -5,7 +5,7 @@ import LatchkeyConfig
 import Glibc
 #endif
 
-/// A redis-server of one test's own, on a free loopback port, without persistence: started
+/// A redis-server of one test's own, on a free loopback port below the ephemeral range, without persistence: started
 /// by `init`, stopped (and started again on the same port) by the test, and stopped when
 /// the value goes away. Scripts/test.sh installs redis-server; without it the tests fail.
 final class RedisServer: @unchecked Sendable {
@@ -62,27 +62,42 @@ final class RedisServer: @unchecked Sendable {
         throw RedisServerError("redis-server is not installed (apt-get install redis-server; Scripts/test.sh does)")
     }
 
-    /// A port the kernel just handed out for 127.0.0.1 and that is free again.
+    /// A free port below the kernel's ephemeral range. A port from that range could be
+    /// handed to another test's connection while this server is stopped, and a readiness
+    /// probe to it while nothing listens may connect to itself (TCP simultaneous open): both
+    /// were seen as a restarted server refusing connections.
     private static func freePort() throws -> Int {
+        let ephemeralStart = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
+            .flatMap { $0.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } } ?? 32768
+        let candidates = 10_000..<max(ephemeralStart, 10_001)
+        for _ in 0..<100 {
+            let port = Int.random(in: candidates)
+            if bindable(port) { return port }
+        }
+        throw RedisServerError("no free port below \(ephemeralStart)")
+    }
+
+    private static func bindable(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
+        var address = loopback(port)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+
+    private static func loopback(_ port: Int) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        guard bound == 0 else { throw RedisServerError("cannot bind a free port") }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
+        address.sin_port = UInt16(port).bigEndian
+        return address
     }
 
     private static func accepts(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
+        var address = loopback(port)
         return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         } == 0
