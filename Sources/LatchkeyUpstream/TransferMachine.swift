@@ -76,6 +76,9 @@ struct TransferMachine {
         case .streaming:
             uploadRemaining = .max
             upload = .open(paused: false)
+            // As much as curl takes in one read: a chunked body that comes faster than
+            // the upstream takes it then never regrows the queue on its way to that.
+            queue = ByteQueue(reserving: UpstreamTransfer.curlUploadBufferSize)
         }
         state = .running(upload, .awaitingHead(timed: false))
     }

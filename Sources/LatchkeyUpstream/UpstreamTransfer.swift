@@ -66,6 +66,10 @@ public final class UpstreamTransfer {
     /// of known length reserves room for up to this many at the start.
     public static let bodyHighWater = 256 * 1024
 
+    /// What curl's read callback asks for at most (CURLOPT_UPLOAD_BUFFERSIZE, left at its
+    /// default).
+    static let curlUploadBufferSize = 64 * 1024
+
     /// Lifts the backpressure pause asked for by returning false from
     /// `upstreamDidReceiveBody`. curl may deliver held bytes before this returns.
     public func resumeReceiving() {
