@@ -20,6 +20,9 @@ public final class HTTPServer {
     private var onDrained: (() -> Void)?
     /// Input buffers for this loop's connections; a few hundred are kept for reuse.
     let inputBuffers = BufferPool(bufferSize: 16 * 1024, maxKept: 256)
+    /// Output buffers of up to 2 KiB (a small response's) that connections give back
+    /// between requests.
+    let outputBuffers = OutputBufferPool(maxKeptCapacity: 2048, maxKept: 256)
     /// Where every relay on this loop reads its upstream into: what the client's socket
     /// does not take at once is copied to that connection's output, so an idle relay
     /// holds no read buffer of its own.

@@ -35,6 +35,7 @@ extension ServerConnection {
         case nil: break
         }
         exchange.status = status
+        if output.capacity == 0 { output = server.outputBuffers.take() }
         ResponseHeadEncoder.encode(status: status, fields: fields, into: &output)
         scheduleFlush()
     }
@@ -160,11 +161,14 @@ extension ServerConnection {
         }
         if outputOffset == output.count {
             outputOffset = 0
-            // A small buffer is kept for the next response; a large one (left by a big or
-            // slow download) is not kept by a connection that may now sit idle for long, nor
-            // by a relay, which writes to the socket directly and queues only what it cannot
-            // take.
-            output.removeAll(keepingCapacity: output.capacity <= (exchange != nil && !machine.isRelaying ? 1 << 20 : 2048))
+            if exchange != nil && !machine.isRelaying {
+                output.removeAll(keepingCapacity: output.capacity <= 1 << 20)
+            } else {
+                // Between requests, where a connection may sit idle for long, and in a relay,
+                // which writes to the socket directly and queues only what it cannot take,
+                // the connection holds no buffer: a small one goes back to the loop's pool.
+                server.outputBuffers.give(&output)
+            }
         } else if outputOffset > 64 * 1024 && outputOffset * 2 > output.count {
             output.removeFirst(outputOffset)
             outputOffset = 0
