@@ -24,13 +24,8 @@ final class ServerConnection: IOHandler, DeferredWork {
     /// A TLS read or write waiting for the other direction's readiness; always empty on
     /// a plain listener.
     @exclusivity(unchecked) var crossedTLSWait: CrossedTLSWait = []
-    /// What the handshake agreed, given to every exchange on the connection.
-    @exclusivity(unchecked) var tlsInfo: TLSConnectionInfo?
-    /// Inside an intercepted CONNECT tunnel: the host and port the client connected to,
-    /// given to every exchange on the connection.
-    @exclusivity(unchecked) var tunnelAuthority: TargetAuthority?
-    /// A CONNECT's tunnel, from the handler's decision until its `200` has been written.
-    @exclusivity(unchecked) var pendingTunnel: Tunnel?
+    /// The handshake's outcome and the tunnel, out of line (`ServerConnection+TLSAndTunnelState.swift`).
+    @exclusivity(unchecked) var tlsAndTunnel: TLSAndTunnelState?
     /// The upstream of a relayed tunnel while it lasts.
     @exclusivity(unchecked) var relay: RelayUpstream?
 
