@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Latchkey's benchmark, in one run: direct access, Latchkey, nginx and haproxy.
 # Installs what it needs (wrk, nginx, haproxy, curl; apt, only when missing), builds the
-# release binary (scratch dir .build-bench), runs Benchmarks/bench.py and writes
-# Benchmarks/RESULTS.md. Takes about 6 minutes with the defaults.
+# release binary as releases are built (--static-swift-stdlib; scratch dir .build-bench),
+# runs Benchmarks/bench.py and writes Benchmarks/RESULTS.md. Takes about 6 minutes with the
+# defaults.
 #
 # Usage: bash Benchmarks/run.sh [bench.py options]
 #   --rounds N (3)  --duration S (10)  --targets direct,latchkey,nginx,haproxy
@@ -90,9 +91,9 @@ lk=()
 case "${LATCHKEY_BIN:-}" in
     none) ;;
     "")
-        echo "run.sh: building latchkey (release, scratch dir .build-bench)" >&2
-        swift build -c release --product latchkey --scratch-path .build-bench >&2
-        lk=(--latchkey "$(swift build -c release --scratch-path .build-bench --show-bin-path)/latchkey") ;;
+        echo "run.sh: building latchkey (release, static Swift stdlib, scratch dir .build-bench)" >&2
+        swift build -c release --static-swift-stdlib --product latchkey --scratch-path .build-bench >&2
+        lk=(--latchkey "$(swift build -c release --static-swift-stdlib --scratch-path .build-bench --show-bin-path)/latchkey") ;;
     *) lk=(--latchkey "$LATCHKEY_BIN") ;;
 esac
 

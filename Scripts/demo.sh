@@ -56,11 +56,13 @@ else
     mode=${DEMO_BUILD:-debug}
     say "building latchkey ($mode; the first build takes a minute or two)"
     buildlog=$(mktemp)
-    if ! swift build -c "$mode" --product latchkey >"$buildlog" 2>&1; then
+    # A release binary is built as releases are: the Swift runtime and Foundation linked in.
+    flags=(-c "$mode"); [ "$mode" = release ] && flags+=(--static-swift-stdlib)
+    if ! swift build "${flags[@]}" --product latchkey >"$buildlog" 2>&1; then
         tail -n 40 "$buildlog" >&2; rm -f "$buildlog"; fail "the build failed"
     fi
     rm -f "$buildlog"
-    bin="$(swift build -c "$mode" --show-bin-path)/latchkey"
+    bin="$(swift build "${flags[@]}" --show-bin-path)/latchkey"
 fi
 
 # --- a private scratch directory, and cleanup of everything the demo starts --------------
