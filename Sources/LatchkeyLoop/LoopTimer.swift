@@ -11,6 +11,10 @@ public final class LoopTimer {
     }
 
     public var isArmed: Bool { heapIndex >= 0 }
+
+    /// Where the timer is armed, or nil: an owner re-arming at an unchanged deadline can
+    /// skip the heap without keeping a copy of its own.
+    public var armedDeadline: LoopInstant? { isArmed ? deadline : nil }
 }
 
 /// A binary min-heap of timers by deadline, with each timer knowing its index so that

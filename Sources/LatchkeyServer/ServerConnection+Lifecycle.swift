@@ -31,8 +31,8 @@ extension ServerConnection {
     }
 
     private func setTimer(_ deadline: LoopInstant?) {
-        guard deadline != armedDeadline else { return }
-        armedDeadline = deadline
+        // An unchanged deadline costs nothing.
+        guard deadline != timer.armedDeadline else { return }
         if let deadline {
             loop.arm(timer, at: deadline)
         } else {
@@ -41,7 +41,6 @@ extension ServerConnection {
     }
 
     func timerFired() {
-        armedDeadline = nil
         switch machine.timerFired(at: loop.now) {
         case .headTimedOut(let document):
             reject(document)

@@ -21,9 +21,6 @@ final class ServerConnection: IOHandler, DeferredWork {
     /// The transport: nil reads and writes the socket itself; a session decrypts and
     /// encrypts (`ServerConnection+Transport.swift`).
     @exclusivity(unchecked) var tls: TLSSession?
-    /// A TLS read or write waiting for the other direction's readiness; always empty on
-    /// a plain listener.
-    @exclusivity(unchecked) var crossedTLSWait: CrossedTLSWait = []
     /// The handshake's outcome and the tunnel, out of line (`ServerConnection+TLSAndTunnelState.swift`).
     @exclusivity(unchecked) var tlsAndTunnel: TLSAndTunnelState?
     /// The upstream of a relayed tunnel while it lasts.
@@ -40,10 +37,11 @@ final class ServerConnection: IOHandler, DeferredWork {
     @exclusivity(unchecked) var machine: ConnectionMachine
     /// Work asked for in this loop turn, run once after the events (`runDeferredWork`).
     @exclusivity(unchecked) var scheduled: ScheduledWork = []
+    /// A TLS read or write waiting for the other direction's readiness; always empty on
+    /// a plain listener. (Beside `scheduled`: one byte each, no padding between.)
+    @exclusivity(unchecked) var crossedTLSWait: CrossedTLSWait = []
 
     lazy var timer = LoopTimer { [unowned self] in self.timerFired() }
-    /// Where the timer is armed, so that an unchanged deadline costs nothing.
-    @exclusivity(unchecked) var armedDeadline: LoopInstant?
 
     struct ScheduledWork: OptionSet {
         let rawValue: UInt8

@@ -90,8 +90,9 @@ public final class ServerExchange {
 }
 
 /// Which listener a connection arrived on, the address it is bound to, and its TLS (nil
-/// for plain HTTP).
-public struct ListenerInfo: Sendable, Equatable {
+/// for plain HTTP). A class: every connection and exchange refers to its listener's one
+/// instance instead of carrying 48 bytes of it.
+public final class ListenerInfo: Sendable, Equatable {
     public let index: Int
     public let boundAddress: SocketAddress
     public let tls: ListenerTLS?
