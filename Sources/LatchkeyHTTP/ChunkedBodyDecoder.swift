@@ -16,7 +16,9 @@ struct ChunkedBodyDecoder: Sendable {
         case data
         case dataCR
         case dataLF
-        case trailers(FieldSectionScanner)
+        /// Boxed: inline, the scanner would make every request decoder, idle ones
+        /// included, 32 bytes larger for the rare request that sends trailer fields.
+        indirect case trailers(FieldSectionScanner)
     }
 
     /// At most 16 hex digits: the size fits in 64 bits and a client cannot make us read an
