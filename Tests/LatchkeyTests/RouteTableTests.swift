@@ -3,7 +3,7 @@ import Testing
 @testable import Latchkey
 
 @Suite struct RouteTableTests {
-    private func config(_ routes: [RouteConfig]) -> Config {
+    func config(_ routes: [RouteConfig]) -> Config {
         Config(listeners: [ListenerConfig(name: "main", address: .tcp(host: "127.0.0.1", port: 8080)),
                            ListenerConfig(name: "other", address: .tcp(host: "127.0.0.1", port: 8081))],
                routes: routes)
@@ -45,6 +45,52 @@ import Testing
         #expect(table.match(listener: 0, path: "/x", host: "example.com")?.name == "any")
         #expect(table.match(listener: 0, path: "/x", host: "badexample.com")?.name == "any")
         #expect(table.match(listener: 0, path: "/x", host: nil)?.name == "any")
+    }
+
+    /// Among wildcards covering the Host at one prefix, the configuration's order decides,
+    /// not the longer suffix; a longer prefix still beats any host rank.
+    @Test func amongWildcardsTheEarlierWinsAndALongerPrefixBeatsAnyHost() {
+        let table = RouteTable(config: config([
+            route("wide", "/", host: "*.example.com"), route("narrow", "/", host: "*.a.example.com"),
+            route("exact", "/", host: "x.a.example.com"), route("deeper", "/v1"),
+        ]))
+        #expect(table.match(listener: 0, path: "/x", host: "y.a.example.com")?.name == "wide")
+        #expect(table.match(listener: 0, path: "/x", host: "x.a.example.com")?.name == "exact")
+        #expect(table.match(listener: 0, path: "/v1/x", host: "x.a.example.com")?.name == "deeper")
+    }
+
+    /// A forward proxy's request matches only routes naming hosts; a route of another
+    /// listener is passed over for the next one in precedence.
+    @Test func requiringHostAndListenersSkipToTheNextRoute() {
+        let table = RouteTable(config: config([
+            route("any", "/api"), route("hosted", "/", host: "api.example.com"),
+            route("other", "/api", host: "api.example.com", listeners: ["other"]),
+        ]))
+        #expect(table.match(listener: 0, path: "/api/x", host: "api.example.com")?.name == "any")
+        #expect(table.match(listener: 0, path: "/api/x", host: "api.example.com", requiringHost: true)?.name == "hosted")
+        #expect(table.match(listener: 1, path: "/api/x", host: "api.example.com", requiringHost: true)?.name == "other")
+        #expect(table.match(listener: 0, path: "/api/x", host: nil, requiringHost: true) == nil)
+    }
+
+    /// A prefix ending in '/' matches below it only; others match on segment boundaries.
+    @Test func prefixesMatchOnSegmentBoundaries() {
+        let table = RouteTable(config: config([route("slash", "/a/"), route("plain", "/ab")]))
+        #expect(table.match(listener: 0, path: "/a/x", host: nil)?.name == "slash")
+        #expect(table.match(listener: 0, path: "/a", host: nil) == nil)
+        #expect(table.match(listener: 0, path: "/ab/c", host: nil)?.name == "plain")
+        #expect(table.match(listener: 0, path: "/abc", host: nil) == nil)
+    }
+
+    @Test func namesHostHonoursListenersAndWildcards() {
+        let table = RouteTable(config: config([
+            route("exact", "/e", host: "api.example.com", listeners: ["other"]), route("wild", "/w", host: "*.corp.example"),
+        ]))
+        #expect(table.namesHost("api.example.com", listener: 1))
+        #expect(!table.namesHost("api.example.com", listener: 0))
+        #expect(table.namesHost("a.b.corp.example", listener: 0))
+        #expect(!table.namesHost("corp.example", listener: 0))
+        #expect(table.route(named: "wild")?.pathPrefix == "/w")
+        #expect(table.route(named: "none") == nil)
     }
 
     @Test func noRouteIsNil() {

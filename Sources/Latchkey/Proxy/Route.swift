@@ -113,15 +113,6 @@ final class Route: Sendable {
         return missingCapture(in: token) == nil
     }
 
-    /// RFC 3986 path-prefix match on segment boundaries: "/api" matches "/api", "/api/x"
-    /// and "/api?q", never "/apix".
-    func matches(path: Substring) -> Bool {
-        let path = path.utf8, prefix = pathPrefix.utf8
-        guard path.starts(with: prefix) else { return false }
-        if prefix.last == UInt8(ascii: "/") || path.count == prefix.count { return true }
-        return path[path.index(path.startIndex, offsetBy: prefix.count)] == UInt8(ascii: "/")
-    }
-
     /// The path (without query) the upstream receives for a client path under this route:
     /// the prefix replaced (or kept), then the upstream's base path in front.
     func upstreamPath(for path: Substring) -> String {

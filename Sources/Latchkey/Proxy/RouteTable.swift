@@ -5,9 +5,18 @@ import LatchkeyUpstream
 
 /// The routes of one configuration, compiled once and shared read-only by every loop.
 /// Matching is longest prefix first; among equal prefixes a route naming the request's
-/// Host wins over one whose wildcard covers it, which wins over one naming none.
+/// Host wins over one whose wildcard covers it, which wins over one naming none; then the
+/// configuration's order. A request costs a hash lookup per '/' of its path and per label
+/// of its Host, however many routes there are.
 struct RouteTable: Sendable {
-    private let routes: [Route]
+    /// By path prefix (String's hashing; `RoutesByPrefix` compares the bytes).
+    private let byPrefix: [Substring: RoutesByPrefix]
+    /// `hasPrefixOfLength[n]`: some route's prefix has n bytes; longer paths' other
+    /// candidate prefixes are not looked up.
+    private let hasPrefixOfLength: [Bool]
+    private let byName: [String: Route]
+    /// The listeners on which a route names each host, for `namesHost`.
+    private let hostListeners: HostListeners
     /// Every route's secret query parameters: redacted in the log line of a request that
     /// matched no route, whose client may still have sent them.
     let allSecretQueryParameters: Set<String>
@@ -27,10 +36,19 @@ struct RouteTable: Sendable {
     /// `identities`: the running identities by name, which routes inject.
     init(config: Config, identities: [String: Identity] = [:]) {
         let listenerIndex = Dictionary(uniqueKeysWithValues: config.listeners.enumerated().map { ($1.name, $0) })
-        routes = config.routes.enumerated().compactMap { Route($1, index: $0, listenerIndex: listenerIndex, identities: identities) }.sorted { a, b in
-            if a.pathPrefix.count != b.pathPrefix.count { return a.pathPrefix.count > b.pathPrefix.count }
-            return Self.hostRank(a.host) > Self.hostRank(b.host)
+        let routes = config.routes.enumerated().compactMap { Route($1, index: $0, listenerIndex: listenerIndex, identities: identities) }
+        var byPrefix: [Substring: RoutesByPrefix] = [:]
+        var hasPrefixOfLength: [Bool] = []
+        for route in routes {
+            byPrefix[Substring(route.pathPrefix), default: RoutesByPrefix(characterCount: route.pathPrefix.count)].add(route)
+            let length = route.pathPrefix.utf8.count
+            if hasPrefixOfLength.count <= length { hasPrefixOfLength += repeatElement(false, count: length + 1 - hasPrefixOfLength.count) }
+            hasPrefixOfLength[length] = true
         }
+        self.byPrefix = byPrefix
+        self.hasPrefixOfLength = hasPrefixOfLength
+        byName = Dictionary(routes.map { ($0.name, $0) }) { first, _ in first }
+        hostListeners = HostListeners(routes)
         allSecretQueryParameters = routes.reduce(into: []) { $0.formUnion($1.secretQueryParameters) }
         anyRouteNamesHost = routes.contains { $0.host != nil }
         selectable = Dictionary(uniqueKeysWithValues: routes.compactMap { route in
@@ -52,33 +70,54 @@ struct RouteTable: Sendable {
         return Route(config, index: passthroughIndex, listenerIndex: [:], identities: [:], marksForwarding: false)
     }
 
-    private static func hostRank(_ host: HostPattern?) -> Int {
-        switch host {
-        case .exact: 2
-        case .subdomains: 1
-        case nil: 0
-        }
-    }
-
     func route(named name: String) -> Route? {
-        routes.first { $0.name == name }
+        byName[name]
     }
 
     /// `host` is the request's Host without port, lower-cased. `requiringHost`: only routes
     /// that name hosts match (a forward proxy's requests, routed by their destination).
+    ///
+    /// A route's prefix matches on segment boundaries ("/api" matches "/api", "/api/x", never
+    /// "/apix"; "/api/" matches "/api/x"), so the only prefixes worth looking up are those
+    /// ending where the path does, just before a '/' or just after one: tried longest first.
     func match(listener: Int, path: Substring, host: Substring?, requiringHost: Bool = false) -> Route? {
-        routes.first { route in
-            (route.listeners.isEmpty || route.listeners.contains(listener))
-                && (route.host.map { pattern in host.map(pattern.matches) ?? false } ?? !requiringHost)
-                && route.matches(path: path)
+        let bytes = path.utf8
+        var best: (route: Route, characterCount: Int, rank: Int)?
+        var end = bytes.endIndex
+        var length = bytes.count
+        while true {
+            let atBoundary = end == bytes.endIndex || bytes[end] == UInt8(ascii: "/")
+                || (end > bytes.startIndex && bytes[bytes.index(before: end)] == UInt8(ascii: "/"))
+            if atBoundary, length < hasPrefixOfLength.count, hasPrefixOfLength[length], let routes = byPrefix[path[..<end]] {
+                // A shorter prefix has as many Characters at most: past the best one's
+                // count, nothing shorter can win.
+                if let best, routes.characterCount < best.characterCount { break }
+                if let found = routes.match(prefix: path[..<end], listener: listener, host: host, requiringHost: requiringHost),
+                   Self.precedes(found, routes.characterCount, best) {
+                    best = (found.route, routes.characterCount, found.rank)
+                }
+            }
+            guard end > bytes.startIndex else { break }
+            end = bytes.index(before: end)
+            length -= 1
         }
+        return best?.route
+    }
+
+    /// Whether a route with a prefix of `characterCount` Characters found at `rank` comes
+    /// before `best`: more Characters, then a higher host rank, then earlier in the
+    /// configuration. Prefixes of one path differing only by combining marks have equal counts.
+    private static func precedes(_ found: (route: Route, rank: Int), _ characterCount: Int,
+                                 _ best: (route: Route, characterCount: Int, rank: Int)?) -> Bool {
+        guard let best else { return true }
+        if characterCount != best.characterCount { return characterCount > best.characterCount }
+        if found.rank != best.rank { return found.rank > best.rank }
+        return found.route.index < best.route.index
     }
 
     /// Whether a route on `listener` names `host` (lower-cased, without port), whatever
     /// its path: a CONNECT to it is intercepted.
     func namesHost(_ host: String, listener: Int) -> Bool {
-        routes.contains { route in
-            (route.listeners.isEmpty || route.listeners.contains(listener)) && route.host?.matches(host) == true
-        }
+        hostListeners.names(host, listener: listener)
     }
 }

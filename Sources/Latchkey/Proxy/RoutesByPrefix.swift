@@ -1,0 +1,60 @@
+import LatchkeyConfig
+
+/// The routes sharing one path prefix, indexed by the Host they name, so that choosing
+/// among them costs a few hash lookups whatever their number (10,000 routes may all be
+/// `path: /` on hosts of their own).
+struct RoutesByPrefix: Sendable {
+    /// The prefix's length in Characters: the first key of the table's precedence.
+    let characterCount: Int
+    /// By exact host name; each list in configuration order.
+    private(set) var exact: [Substring: [Route]] = [:]
+    /// By `HostPattern.subdomains` suffix (".example.com").
+    private(set) var subdomains: [Substring: [Route]] = [:]
+    /// The routes naming no host.
+    private(set) var anyHost: [Route] = []
+
+    init(characterCount: Int) {
+        self.characterCount = characterCount
+    }
+
+    /// Routes are added in configuration order.
+    mutating func add(_ route: Route) {
+        switch route.host {
+        case .exact(let name): exact[Substring(name), default: []].append(route)
+        case .subdomains(let suffix): subdomains[Substring(suffix), default: []].append(route)
+        case nil: anyHost.append(route)
+        }
+    }
+
+    /// The route the old linear scan would have taken among these: a route naming the Host
+    /// over one whose wildcard covers it over one naming none, then configuration order.
+    /// `prefix` is the request path's candidate prefix: a list can also hold a prefix only
+    /// canonically equal to it (String's hashing), which `Route.pathPrefix`'s bytes rule out.
+    func match(prefix: Substring, listener: Int, host: Substring?, requiringHost: Bool) -> (route: Route, rank: Int)? {
+        if let host {
+            if let route = Self.first(exact[host], prefix: prefix, listener: listener) { return (route, 2) }
+            if let route = bestSubdomainRoute(host, prefix: prefix, listener: listener) { return (route, 1) }
+        }
+        guard !requiringHost, let route = Self.first(anyHost, prefix: prefix, listener: listener) else { return nil }
+        return (route, 0)
+    }
+
+    /// Every wildcard covering `host` is looked up (one per label of it, the name itself
+    /// excluded); the earliest in the configuration wins, as in the scan, not the longest.
+    private func bestSubdomainRoute(_ host: Substring, prefix: Substring, listener: Int) -> Route? {
+        guard !subdomains.isEmpty else { return nil }
+        var best: Route?
+        for suffix in WildcardSuffixes(host) {
+            if let route = Self.first(subdomains[suffix], prefix: prefix, listener: listener), route.index < best?.index ?? .max {
+                best = route
+            }
+        }
+        return best
+    }
+
+    private static func first(_ routes: [Route]?, prefix: Substring, listener: Int) -> Route? {
+        routes?.first { route in
+            (route.listeners.isEmpty || route.listeners.contains(listener)) && route.pathPrefix.utf8.elementsEqual(prefix.utf8)
+        }
+    }
+}
