@@ -4,7 +4,6 @@ import LatchkeyConfig
 import LatchkeyLogging
 import LatchkeyLoop
 import Logging
-import Prometheus
 
 /// Starting the proxy, as `serve` and `exec` both do once logging is set up: the metrics
 /// registry, the secrets (masked in every log line from then on), the token store, and the
@@ -12,14 +11,14 @@ import Prometheus
 struct ProxyLaunch {
     let runtime: ProxyRuntime
     let credentials: CredentialStore
-    let metrics: PrometheusMetricsFactory
+    let metrics: MetricsRegistry
 
     /// `source`: the configuration file, or what stands for it in messages.
     init(config: Config, source: String, sink: LogSink, logger: Logger) throws {
         ProcessMemory.keepFreedBuffers()
         // Like logging, bootstrapped here only: whatever records through swift-metrics lands
         // in the one registry that /.latchkey/metrics renders.
-        metrics = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())
+        metrics = MetricsRegistry()
         MetricsSystem.bootstrap(metrics)
         do {
             credentials = try CredentialStore(config: config, sourceName: source, logger: Logger(label: "latchkey.credentials"))

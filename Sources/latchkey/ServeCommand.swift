@@ -5,7 +5,6 @@ import LatchkeyLogging
 import LatchkeyLoop
 import LatchkeyUpstream
 import Logging
-import Prometheus
 
 /// `latchkey serve`: runs the proxy until SIGTERM or SIGINT; SIGHUP reloads `--config`.
 struct ServeCommand: ParsableCommand {

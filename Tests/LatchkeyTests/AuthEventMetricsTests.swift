@@ -1,14 +1,13 @@
 import LatchkeyAuth
-import Prometheus
 import Testing
 @testable import Latchkey
 
 /// `latchkey_auth_events_total`, recorded into a registry of the test's own.
 @Suite struct AuthEventMetricsTests {
-    private let factory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())
+    private let factory = MetricsRegistry()
 
     private func samples() -> [String: String] {
-        MetricsTestSupport.samples(factory.registry)
+        MetricsTestSupport.samples(factory)
     }
 
     @Test func authEventsAreCountedPerIdentityAndEvent() {

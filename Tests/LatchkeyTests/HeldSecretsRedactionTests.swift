@@ -2,7 +2,6 @@ import Foundation
 import LatchkeyAuth
 import LatchkeyConfig
 import Logging
-import Prometheus
 import Testing
 @testable import Latchkey
 
@@ -20,7 +19,7 @@ import Testing
         let client = try AuthHTTPClient()
         defer { client.shutdown() }
         let registry = try IdentityRegistry(config: config, credentials: credentials, store: MemoryTokenStore(), client: client,
-                                            logger: Logger(label: "test"), metrics: PrometheusMetricsFactory(registry: PrometheusCollectorRegistry()),
+                                            logger: Logger(label: "test"), metrics: MetricsRegistry(),
                                             recorder: AuthEventRecorder())
         defer { registry.shutdown() }
         let redaction = HeldSecretsRedaction(credentials: credentials)

@@ -2,7 +2,6 @@ import Foundation
 import LatchkeyAuth
 import LatchkeyConfig
 import Logging
-import Prometheus
 import Testing
 @testable import Latchkey
 
@@ -13,7 +12,7 @@ import Testing
 
     func registry(_ config: Config, previous: IdentityRegistry? = nil, kept: [String] = []) throws -> IdentityRegistry {
         try IdentityRegistry(config: config, credentials: CredentialStore(config: config), store: MemoryTokenStore(), client: nil,
-                             logger: Logger(label: "test"), metrics: PrometheusMetricsFactory(registry: PrometheusCollectorRegistry()),
+                             logger: Logger(label: "test"), metrics: MetricsRegistry(),
                              recorder: AuthEventRecorder(), previous: previous, kept: kept)
     }
 

@@ -1,9 +1,8 @@
-import Prometheus
 import Testing
 @testable import Latchkey
 
 @Suite struct MetricsEndpointTests {
-    private let registry = PrometheusCollectorRegistry()
+    private let registry = MetricsRegistry()
 
     @Test func getAndHeadAnswerTheTextFormat() {
         for method in ["GET", "HEAD"] {

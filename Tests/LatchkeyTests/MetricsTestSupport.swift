@@ -1,11 +1,10 @@
-import Prometheus
 import Testing
 @testable import Latchkey
 
 /// Reads what `/.latchkey/metrics` would answer for a test's own registry.
 enum MetricsTestSupport {
     /// The exposition's samples, `name{labels}` → value, after checking the response around it.
-    static func samples(_ registry: PrometheusCollectorRegistry) -> [String: String] {
+    static func samples(_ registry: MetricsRegistry) -> [String: String] {
         let response = MetricsEndpoint(registry: registry).response(method: "GET")
         #expect(response.status == 200)
         var samples: [String: String] = [:]

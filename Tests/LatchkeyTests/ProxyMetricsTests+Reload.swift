@@ -1,5 +1,4 @@
 import CoreMetrics
-import Prometheus
 import LatchkeyConfig
 import Testing
 @testable import Latchkey
@@ -8,7 +7,7 @@ import Testing
 /// for the routes that are gone.
 extension ProxyMetricsTests {
     @Test func aReloadKeepsTheCountsOfItsRoutesAndDropsTheSeriesOfTheOthers() {
-        let factory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())
+        let factory = MetricsRegistry()
         let running = ProxyMetrics(config: Self.config, factory: factory)
         running.routes[0].answered(status: 200)
         running.routes[1].tokenRenewals?.increment()
@@ -20,20 +19,20 @@ extension ProxyMetricsTests {
         // A request that started before the reload ends on the running series: the same one.
         running.routes[0].answered(status: 200)
 
-        let samples = MetricsTestSupport.samples(factory.registry)
+        let samples = MetricsTestSupport.samples(factory)
         #expect(samples[#"latchkey_requests_total{route="static",status_class="2xx"}"#] == "2")
         #expect(samples[#"latchkey_requests_total{route="web",status_class="2xx"}"#] == "0")
         #expect(!samples.keys.contains { $0.contains(#"route="oauth""#) })
     }
 
     @Test func aRouteThatNoLongerInjectsAnIdentityLosesItsRenewalSeries() {
-        let factory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())
+        let factory = MetricsRegistry()
         let running = ProxyMetrics(config: Self.config, factory: factory)
         var reloaded = Self.config
         reloaded.routes[1].injections = []
         running.retire(replacedBy: ProxyMetrics(config: reloaded, factory: factory))
 
-        let samples = MetricsTestSupport.samples(factory.registry)
+        let samples = MetricsTestSupport.samples(factory)
         #expect(samples[#"latchkey_requests_total{route="oauth",status_class="2xx"}"#] == "0")
         #expect(samples[#"latchkey_token_renewals_total{route="oauth"}"#] == nil)
         #expect(samples[#"latchkey_token_replays_total{route="oauth"}"#] == nil)

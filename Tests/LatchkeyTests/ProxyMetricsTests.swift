@@ -1,6 +1,5 @@
 import CoreMetrics
 import LatchkeyUpstream
-import Prometheus
 import Synchronization
 import LatchkeyConfig
 import Testing
@@ -10,7 +9,7 @@ import Testing
 /// registry of its own, never into the process-wide MetricsSystem, which tests running in
 /// parallel would share.
 @Suite struct ProxyMetricsTests {
-    private let factory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())
+    private let factory = MetricsRegistry()
 
     static let config = Config(
         listeners: [ListenerConfig(name: "main", address: .tcp(host: "127.0.0.1", port: 8080)),
@@ -24,7 +23,7 @@ import Testing
     )
 
     private func samples() -> [String: String] {
-        MetricsTestSupport.samples(factory.registry)
+        MetricsTestSupport.samples(factory)
     }
 
     @Test func recordedEventsAppearInTheExposition() {
@@ -120,10 +119,10 @@ import Testing
 
 /// Counts the series a factory is asked to make, passing each request on.
 private final class CountingFactory: MetricsFactory {
-    private let base: PrometheusMetricsFactory
+    private let base: MetricsRegistry
     private let count = Mutex(0)
 
-    init(_ base: PrometheusMetricsFactory) { self.base = base }
+    init(_ base: MetricsRegistry) { self.base = base }
 
     var made: Int { count.withLock { $0 } }
 

@@ -1,12 +1,11 @@
 import LatchkeyConfig
 import LatchkeyServer
 import LatchkeyTLS
-import Prometheus
 import Testing
 @testable import Latchkey
 
 @Suite struct TLSHandshakeMetricsTests {
-    private let factory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())
+    private let factory = MetricsRegistry()
 
     private static let config = Config(listeners: [
         ListenerConfig(name: "main", address: .tcp(host: "127.0.0.1", port: 8080)),
@@ -30,7 +29,7 @@ import Testing
         // A forward listener's: the handshakes inside its intercepted tunnels.
         metrics.tlsHandshakes.record(.failed(TLSHandshakeFailure(.certificateRefused, detail: "")), listener: 2)
 
-        let samples = MetricsTestSupport.samples(factory.registry)
+        let samples = MetricsTestSupport.samples(factory)
         #expect(samples[#"latchkey_tls_handshakes_total{listener="lan",outcome="new"}"#] == "1")
         #expect(samples[#"latchkey_tls_handshakes_total{listener="lan",outcome="resumed"}"#] == "2")
         #expect(samples[#"latchkey_tls_handshakes_total{listener="lan",outcome="plain_http"}"#] == "1")

@@ -7,7 +7,6 @@ import LatchkeyLogging
 import LatchkeyLoop
 import LatchkeyServer
 import Logging
-import Prometheus
 import Synchronization
 
 /// A running proxy: the listening sockets, one event loop per configured loop count,
@@ -39,7 +38,7 @@ public final class ProxyRuntime: Sendable {
     /// `environment` gives the token store's directory and key, beside which the local CA is kept.
     public init(config: Config, credentials: CredentialStore, logger: Logger, sink: LogSink?,
                 tokenStore: any TokenStore = MemoryTokenStore(), routeIdentities: RouteIdentityFile? = nil,
-                metrics: PrometheusMetricsFactory = PrometheusMetricsFactory(registry: PrometheusCollectorRegistry()),
+                metrics: MetricsRegistry = MetricsRegistry(),
                 environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         self.logger = logger
         services = RuntimeServices(credentials: credentials, sink: sink, redaction: HeldSecretsRedaction(credentials: credentials),

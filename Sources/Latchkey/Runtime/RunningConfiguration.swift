@@ -3,7 +3,6 @@ import LatchkeyAuth
 import LatchkeyConfig
 import LatchkeyLogging
 import Logging
-import Prometheus
 
 /// What one configuration runs with: its identities, the store they keep tokens in, the
 /// route identity file and the follower of `latchkey use`, and the data plane's context
@@ -42,7 +41,7 @@ struct RuntimeServices: Sendable {
     let sink: LogSink?
     /// The credentials and the secret captures of the identities in force.
     let redaction: HeldSecretsRedaction
-    let metrics: PrometheusMetricsFactory
+    let metrics: MetricsRegistry
     let handoffMarks: HandoffMarks
     let tlsFailureLog: TLSFailureLog
     /// The certificates of intercepted CONNECT tunnels; nil without a forward listener.
@@ -71,7 +70,7 @@ struct RuntimeServices: Sendable {
                                  // Requests that match no route include login links.
                                  secretQueryParameters: routes.allSecretQueryParameters.union([SessionGate.tokenParameter])),
             metrics: ProxyMetrics(config: config, factory: metrics),
-            metricsEndpoint: MetricsEndpoint(registry: metrics.registry),
+            metricsEndpoint: MetricsEndpoint(registry: metrics),
             readiness: Readiness(store: tokenStore.store as? any AvailabilityReportingStore, identities: Array(identities.identities.values)),
             identitiesEndpoint: identitiesEndpoint,
             statusPage: StatusPageEndpoint(identities: identitiesEndpoint, routes: config.routes, events: authEvents, startedAt: startedAt),

@@ -1,0 +1,167 @@
+import CoreMetrics
+import Synchronization
+
+/// One series of `MetricsRegistry`: a name, a label set rendered once as the exposition
+/// writes it (`route="api",status_class="2xx"`, which also keys it in its family), and a
+/// value that loops update without a lock where an atomic suffices.
+protocol MetricSeries: AnyObject, Sendable {
+    var name: String { get }
+    var labels: [UInt8] { get }
+    /// The series' sample lines, in the Prometheus text format.
+    func emit(into buffer: inout [UInt8])
+}
+
+extension MetricSeries {
+    /// `name{labels} ` (or `name ` without labels), with `suffix` after the name and `extra`
+    /// after the labels (a histogram's `le`).
+    func appendSampleStart(_ buffer: inout [UInt8], suffix: String = "", extra: String = "") {
+        buffer.append(contentsOf: name.utf8)
+        buffer.append(contentsOf: suffix.utf8)
+        if !labels.isEmpty || !extra.isEmpty {
+            buffer.append(UInt8(ascii: "{"))
+            buffer.append(contentsOf: labels)
+            if !labels.isEmpty, !extra.isEmpty { buffer.append(UInt8(ascii: ",")) }
+            buffer.append(contentsOf: extra.utf8)
+            buffer.append(UInt8(ascii: "}"))
+        }
+        buffer.append(UInt8(ascii: " "))
+    }
+}
+
+/// A counter: an integer that only grows (swift-metrics' floating-point counters
+/// accumulate into it).
+final class CounterSeries: MetricSeries, CounterHandler {
+    let name: String
+    let labels: [UInt8]
+    private let value = Atomic<Int64>(0)
+
+    init(name: String, labels: [UInt8]) {
+        self.name = name
+        self.labels = labels
+    }
+
+    func increment(by amount: Int64) {
+        value.wrappingAdd(amount, ordering: .relaxed)
+    }
+
+    func reset() {
+        value.store(0, ordering: .relaxed)
+    }
+
+    func emit(into buffer: inout [UInt8]) {
+        appendSampleStart(&buffer)
+        buffer.append(contentsOf: String(value.load(ordering: .relaxed)).utf8)
+        buffer.append(UInt8(ascii: "\n"))
+    }
+}
+
+/// A gauge: a value set or moved either way (swift-metrics' meters; its recorders report
+/// their last value, which Latchkey, making none, never relies on).
+final class GaugeSeries: MetricSeries, MeterHandler, RecorderHandler {
+    let name: String
+    let labels: [UInt8]
+    /// The Double's bits: there is no atomic Double.
+    private let bits = Atomic<UInt64>(Double.zero.bitPattern)
+
+    init(name: String, labels: [UInt8]) {
+        self.name = name
+        self.labels = labels
+    }
+
+    func set(_ value: Double) {
+        bits.store(value.bitPattern, ordering: .relaxed)
+    }
+
+    func set(_ value: Int64) {
+        set(Double(value))
+    }
+
+    func record(_ value: Int64) {
+        set(Double(value))
+    }
+
+    func record(_ value: Double) {
+        set(value)
+    }
+
+    func increment(by amount: Double) {
+        var current = bits.load(ordering: .relaxed)
+        while true {
+            let (exchanged, found) = bits.compareExchange(expected: current, desired: (Double(bitPattern: current) + amount).bitPattern,
+                                                          ordering: .relaxed)
+            if exchanged { return }
+            current = found
+        }
+    }
+
+    func decrement(by amount: Double) {
+        increment(by: -amount)
+    }
+
+    func emit(into buffer: inout [UInt8]) {
+        appendSampleStart(&buffer)
+        buffer.append(contentsOf: Double(bitPattern: bits.load(ordering: .relaxed)).description.utf8)
+        buffer.append(UInt8(ascii: "\n"))
+    }
+}
+
+/// A histogram of durations (swift-metrics' timers): a count per upper bound (each
+/// counting every duration up to it), their sum and their count.
+final class DurationHistogramSeries: MetricSeries, TimerHandler {
+    let name: String
+    let labels: [UInt8]
+    private let bounds: [Duration]
+    private let state: Mutex<State>
+
+    private struct State {
+        var counts: [Int]
+        var sum = Duration.zero
+        var count = 0
+    }
+
+    init(name: String, labels: [UInt8], bounds: [Duration]) {
+        self.name = name
+        self.labels = labels
+        self.bounds = bounds
+        state = Mutex(State(counts: Array(repeating: 0, count: bounds.count)))
+    }
+
+    func recordNanoseconds(_ duration: Int64) {
+        let value = Duration.nanoseconds(duration)
+        state.withLock { state in
+            for index in bounds.indices where value <= bounds[index] { state.counts[index] += 1 }
+            state.sum += value
+            state.count += 1
+        }
+    }
+
+    func emit(into buffer: inout [UInt8]) {
+        let state = state.withLock { $0 }
+        for (bound, count) in zip(bounds, state.counts) {
+            appendSampleStart(&buffer, suffix: "_bucket", extra: #"le=""# + bound.exposition + #"""#)
+            buffer.append(contentsOf: String(count).utf8)
+            buffer.append(UInt8(ascii: "\n"))
+        }
+        appendSampleStart(&buffer, suffix: "_bucket", extra: #"le="+Inf""#)
+        buffer.append(contentsOf: String(state.count).utf8)
+        buffer.append(UInt8(ascii: "\n"))
+        appendSampleStart(&buffer, suffix: "_sum")
+        buffer.append(contentsOf: state.sum.exposition.utf8)
+        buffer.append(UInt8(ascii: "\n"))
+        appendSampleStart(&buffer, suffix: "_count")
+        buffer.append(contentsOf: String(state.count).utf8)
+        buffer.append(UInt8(ascii: "\n"))
+    }
+}
+
+extension Duration {
+    /// Seconds as the exposition writes them: "0.005", "2.5", "10.0".
+    var exposition: String {
+        let (seconds, attoseconds) = components
+        guard attoseconds != 0 else { return "\(seconds).0" }
+        var fraction = String(attoseconds)
+        fraction = String(repeating: "0", count: 18 - fraction.count) + fraction
+        while fraction.last == "0" { fraction.removeLast() }
+        return "\(seconds).\(fraction)"
+    }
+}

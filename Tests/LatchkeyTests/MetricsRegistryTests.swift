@@ -1,0 +1,65 @@
+import CoreMetrics
+import Testing
+@testable import Latchkey
+
+@Suite struct MetricsRegistryTests {
+    private let registry = MetricsRegistry()
+
+    private var text: String {
+        String(decoding: registry.exposition(), as: UTF8.self)
+    }
+
+    @Test func countersGaugesAndHistogramsInTheTextFormat() {
+        Counter(label: "lk_requests_total", dimensions: [("route", "api")], factory: registry).increment(by: 3)
+        Meter(label: "lk_open", dimensions: [], factory: registry).set(2)
+        let timer = CoreMetrics.Timer(label: "lk_duration_seconds", dimensions: [("route", "api")], factory: registry)
+        timer.recordNanoseconds(7_000_000)
+        timer.recordNanoseconds(3_000_000_000)
+        #expect(text == """
+            # TYPE lk_duration_seconds histogram
+            lk_duration_seconds_bucket{route="api",le="0.005"} 0
+            lk_duration_seconds_bucket{route="api",le="0.01"} 1
+            lk_duration_seconds_bucket{route="api",le="0.025"} 1
+            lk_duration_seconds_bucket{route="api",le="0.05"} 1
+            lk_duration_seconds_bucket{route="api",le="0.1"} 1
+            lk_duration_seconds_bucket{route="api",le="0.25"} 1
+            lk_duration_seconds_bucket{route="api",le="0.5"} 1
+            lk_duration_seconds_bucket{route="api",le="1.0"} 1
+            lk_duration_seconds_bucket{route="api",le="2.5"} 1
+            lk_duration_seconds_bucket{route="api",le="5.0"} 2
+            lk_duration_seconds_bucket{route="api",le="10.0"} 2
+            lk_duration_seconds_bucket{route="api",le="+Inf"} 2
+            lk_duration_seconds_sum{route="api"} 3.007
+            lk_duration_seconds_count{route="api"} 2
+            # TYPE lk_open gauge
+            lk_open 2.0
+            # TYPE lk_requests_total counter
+            lk_requests_total{route="api"} 3
+
+            """)
+    }
+
+    /// A reloaded configuration makes its routes' series again: they are the running ones.
+    @Test func makingASeriesAgainReturnsTheOneThatExists() {
+        Counter(label: "lk_total", dimensions: [("route", "api")], factory: registry).increment()
+        Counter(label: "lk_total", dimensions: [("route", "api")], factory: registry).increment()
+        #expect(text.contains(#"lk_total{route="api"} 2"#))
+    }
+
+    @Test func aDestroyedSeriesLeavesAndItsEmptyFamilyWithIt() {
+        let kept = Counter(label: "lk_total", dimensions: [("route", "kept")], factory: registry)
+        let gone = Counter(label: "lk_total", dimensions: [("route", "gone")], factory: registry)
+        let alone = Meter(label: "lk_alone", dimensions: [], factory: registry)
+        gone.destroy()
+        alone.destroy()
+        kept.increment()
+        #expect(text == "# TYPE lk_total counter\nlk_total{route=\"kept\"} 1\n")
+    }
+
+    @Test func aGaugeMovesBothWays() {
+        let meter = Meter(label: "lk_open", dimensions: [("listener", "main")], factory: registry)
+        meter.increment(by: 3)
+        meter.decrement(by: 1)
+        #expect(text.contains(#"lk_open{listener="main"} 2.0"#))
+    }
+}
