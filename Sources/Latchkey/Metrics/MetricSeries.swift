@@ -6,7 +6,7 @@ import Synchronization
 /// value that loops update without a lock where an atomic suffices.
 protocol MetricSeries: AnyObject, Sendable {
     var name: String { get }
-    var labels: [UInt8] { get }
+    var labels: String { get }
     /// The series' sample lines, in the Prometheus text format.
     func emit(into buffer: inout [UInt8])
 }
@@ -19,7 +19,7 @@ extension MetricSeries {
         buffer.append(contentsOf: suffix.utf8)
         if !labels.isEmpty || !extra.isEmpty {
             buffer.append(UInt8(ascii: "{"))
-            buffer.append(contentsOf: labels)
+            buffer.append(contentsOf: labels.utf8)
             if !labels.isEmpty, !extra.isEmpty { buffer.append(UInt8(ascii: ",")) }
             buffer.append(contentsOf: extra.utf8)
             buffer.append(UInt8(ascii: "}"))
@@ -32,10 +32,10 @@ extension MetricSeries {
 /// accumulate into it).
 final class CounterSeries: MetricSeries, CounterHandler {
     let name: String
-    let labels: [UInt8]
+    let labels: String
     private let value = Atomic<Int64>(0)
 
-    init(name: String, labels: [UInt8]) {
+    init(name: String, labels: String) {
         self.name = name
         self.labels = labels
     }
@@ -59,11 +59,11 @@ final class CounterSeries: MetricSeries, CounterHandler {
 /// their last value, which Latchkey, making none, never relies on).
 final class GaugeSeries: MetricSeries, MeterHandler, RecorderHandler {
     let name: String
-    let labels: [UInt8]
+    let labels: String
     /// The Double's bits: there is no atomic Double.
     private let bits = Atomic<UInt64>(Double.zero.bitPattern)
 
-    init(name: String, labels: [UInt8]) {
+    init(name: String, labels: String) {
         self.name = name
         self.labels = labels
     }
@@ -109,7 +109,7 @@ final class GaugeSeries: MetricSeries, MeterHandler, RecorderHandler {
 /// counting every duration up to it), their sum and their count.
 final class DurationHistogramSeries: MetricSeries, TimerHandler {
     let name: String
-    let labels: [UInt8]
+    let labels: String
     private let bounds: [Duration]
     private let state: Mutex<State>
 
@@ -119,7 +119,7 @@ final class DurationHistogramSeries: MetricSeries, TimerHandler {
         var count = 0
     }
 
-    init(name: String, labels: [UInt8], bounds: [Duration]) {
+    init(name: String, labels: String, bounds: [Duration]) {
         self.name = name
         self.labels = labels
         self.bounds = bounds

@@ -16,7 +16,7 @@ public final class MetricsRegistry: MetricsFactory, Sendable {
     struct Family: Sendable {
         let kind: Kind
         /// By rendered label set.
-        var series: [[UInt8]: any MetricSeries] = [:]
+        var series: [String: any MetricSeries] = [:]
     }
 
     private let families = Mutex<[String: Family]>([:])
@@ -65,7 +65,7 @@ public final class MetricsRegistry: MetricsFactory, Sendable {
     /// The series `name{dimensions}`, made by `make` if there is none yet. Its type must
     /// be the family's: one name with two types is a programming error.
     private func series<Series: MetricSeries>(_ name: String, _ dimensions: [(String, String)], _ kind: Kind,
-                                make: ([UInt8]) -> Series) -> Series {
+                                make: (String) -> Series) -> Series {
         let labels = Self.render(dimensions)
         return families.withLock { families in
             precondition(families[name].map { $0.kind == kind } ?? true, "metric \(name) made as a \(kind.rawValue) and as another type")
@@ -96,7 +96,7 @@ public final class MetricsRegistry: MetricsFactory, Sendable {
 
     /// `route="api",status_class="2xx"`: label values escaped as the text format says
     /// (backslash, double quote, line feed); names are Latchkey's own, valid as they are.
-    static func render(_ dimensions: [(String, String)]) -> [UInt8] {
+    static func render(_ dimensions: [(String, String)]) -> String {
         var rendered: [UInt8] = []
         for (index, (name, value)) in dimensions.enumerated() {
             if index > 0 { rendered.append(UInt8(ascii: ",")) }
@@ -112,6 +112,6 @@ public final class MetricsRegistry: MetricsFactory, Sendable {
             }
             rendered.append(UInt8(ascii: "\""))
         }
-        return rendered
+        return String(decoding: rendered, as: UTF8.self)
     }
 }
