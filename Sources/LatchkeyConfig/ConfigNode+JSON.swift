@@ -3,6 +3,14 @@ import Yams
 extension ConfigNode {
     static let jsonScalarExpectation = "a string, number, true, false or null"
 
+    /// The node's type as YAML's core schema has it: `3` an int, `"3"` or `!!str 3` a string.
+    /// The document is parsed with no tag rules (`ConfigLoader`), so a plain scalar's tag is
+    /// still the implicit one here (nothing hashes a value, which would resolve it): the
+    /// default rules' regular expressions type the few scalars that JSON bodies need typed.
+    var yamlType: Tag.Name {
+        Resolver.default.resolveTag(of: node)
+    }
+
     /// A YAML scalar as the JSON value it reads as: plain `true`, `3`, `1.5`, `null` are
     /// typed as YAML's core schema types them; quoted scalars are strings.
     func jsonScalar() -> JSONValue? {
@@ -10,7 +18,7 @@ extension ConfigNode {
             problems.wrongType(path, expected: Self.jsonScalarExpectation)
             return nil
         }
-        switch Tag.Name(rawValue: node.tag.rawValue) {
+        switch yamlType {
         case .null: return .null
         case .bool: return Bool.construct(from: scalar).map(JSONValue.bool)
         case .int: return Int.construct(from: scalar).map { .number(Double($0)) }

@@ -119,7 +119,7 @@ extension ConfigValidator {
             return .object(values)
         case .sequence:
             return .array((node.list() ?? []).compactMap { recipeJSONBody($0, step: step, templates: &templates) })
-        case .scalar where Tag.Name(rawValue: node.node.tag.rawValue) == .str:
+        case .scalar where node.yamlType == .str:
             return recipeTemplate(node, step: step, templates: &templates).map(RecipeJSONBody.string)
         default:
             return node.jsonScalar().map(RecipeJSONBody.literal)
