@@ -111,7 +111,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyLoggingTests",
             dependencies: [
-                "LatchkeyLogging",
+                "LatchkeyLogging", "LatchkeyTestSupport",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]

@@ -2,5 +2,5 @@ import LatchkeyLogging
 
 /// Log lines mask every value the store holds, the current set after a reload.
 extension CredentialStore: LogRedactionSource {
-    public var redactionValues: [String] { snapshot.redactionValues }
+    public var redactionMask: SecretMask { snapshot.redactionMask }
 }

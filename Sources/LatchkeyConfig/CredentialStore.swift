@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import LatchkeyLogging
 import LatchkeyLoop
 import Logging
 import Synchronization
@@ -30,14 +31,17 @@ public final class CredentialSnapshot: Sendable {
     /// Increases by one each time a value changes.
     public let generation: UInt64
     public let values: [String: String]
-    /// Every distinct value, longest first, for log redaction.
-    public let redactionValues: [String]
+    /// Every distinct value, for log redaction.
+    public let redactionMask: SecretMask
 
     public init(generation: UInt64, values: [String: String]) {
         self.generation = generation
         self.values = values
-        self.redactionValues = Set(values.values).sorted { $0.utf8.count > $1.utf8.count }
+        redactionMask = SecretMask(values.values)
     }
+
+    /// Every distinct non-empty value, longest first.
+    public var redactionValues: [String] { redactionMask.values }
 
     public subscript(name: String) -> String? { values[name] }
 }

@@ -5,11 +5,11 @@ import Glibc
 /// What holds the secrets a log line must never show: the credentials the proxy loaded.
 /// Asked on every line, so a reload's new secrets are masked from the moment it takes effect.
 public protocol LogRedactionSource: AnyObject, Sendable {
-    /// Longest first, so that a secret containing another is masked whole.
-    var redactionValues: [String] { get }
+    /// Made again only when the secrets change: it is asked for at every line.
+    var redactionMask: SecretMask { get }
 }
 
-/// Replaces every occurrence of a secret in a finished log line.
+/// Replaces every occurrence of one secret in a finished log line.
 enum LogRedaction {
     static let replacement = Array("[REDACTED]".utf8)
 

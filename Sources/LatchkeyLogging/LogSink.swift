@@ -49,11 +49,7 @@ public final class LogSink: Sendable {
 
     private func write(line: [UInt8]) {
         var line = line
-        if let secrets = redaction.withLock({ $0 })?.redactionValues {
-            for secret in secrets where !secret.isEmpty {
-                LogRedaction.mask(Array(secret.utf8), in: &line)
-            }
-        }
+        redaction.withLock({ $0 })?.redactionMask.mask(&line)
         writer.append(line)
     }
 }

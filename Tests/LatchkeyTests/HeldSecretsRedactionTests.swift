@@ -23,16 +23,16 @@ import Testing
                                             recorder: AuthEventRecorder())
         defer { registry.shutdown() }
         let redaction = HeldSecretsRedaction(credentials: credentials)
-        #expect(redaction.redactionValues == ["kii-t", "k-1"])
+        #expect(redaction.redactionMask.values == ["kii-t", "k-1"])
         redaction.follow(registry)
-        #expect(redaction.redactionValues == ["kii-t", "k-1"])
+        #expect(redaction.redactionMask.values == ["kii-t", "k-1"])
 
         let tmdb = try #require(registry.identities["tmdb"])
         try await tmdb.loggedIn(TokenSet(accessToken: "sess-secret-79", tokenType: nil, obtainedAt: Date(),
                                          captures: ["request_token": "rt-shown", "session_id": "sess-secret-79"]))
         // Longest first; `secret: false` is not masked.
-        #expect(redaction.redactionValues == ["sess-secret-79", "kii-t", "k-1"])
+        #expect(redaction.redactionMask.values == ["sess-secret-79", "kii-t", "k-1"])
         tmdb.storeChanged(.removed)
-        #expect(redaction.redactionValues == ["kii-t", "k-1"])
+        #expect(redaction.redactionMask.values == ["kii-t", "k-1"])
     }
 }

@@ -1,4 +1,5 @@
 import LatchkeyConfig
+import LatchkeyTestSupport
 import Testing
 @testable import Latchkey
 
@@ -9,7 +10,7 @@ import Testing
 extension RouteTableTests {
     @Test(arguments: 0..<40 as Range<UInt64>)
     func agreesWithALinearScan(seed: UInt64) {
-        var random = SplitMix64(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let routes = (0..<Int.random(in: 1...40, using: &random)).map { index in
             RouteConfig(name: "r\(index)", listeners: Self.listenerChoices.randomElement(using: &random)!,
                         pathPrefix: Self.prefixes.randomElement(using: &random)!, host: Self.routeHosts.randomElement(using: &random)!,
@@ -88,22 +89,5 @@ private struct ReferenceScan {
         guard path.starts(with: prefix) else { return false }
         if prefix.last == UInt8(ascii: "/") || path.count == prefix.count { return true }
         return path[path.index(path.startIndex, offsetBy: prefix.count)] == UInt8(ascii: "/")
-    }
-}
-
-/// A seeded generator, so that a failing case can be run again.
-private struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -6,7 +6,7 @@ import Synchronization
 /// What log lines mask: every credential, as the credential store gives them, and the
 /// values identities obtained that are as secret (a recipe's secret captures, such as
 /// TMDB's `session_id`), from the moment each is held until it is replaced. The merged
-/// list is made again only when a credential or one of those identities' tokens changed:
+/// mask is made again only when a credential or one of those identities' tokens changed:
 /// it is asked for at every log line.
 final class HeldSecretsRedaction: LogRedactionSource {
     private let credentials: CredentialStore
@@ -17,12 +17,12 @@ final class HeldSecretsRedaction: LogRedactionSource {
         var identities: [Identity] = []
         /// How many registries were followed, the last one `identities`'.
         var followed: UInt64 = 0
-        /// The merged list, with what it was made from; nil until a log line first asks.
-        var made: (origin: Origin, values: [String])?
+        /// The merged mask, with what it was made from; nil until a log line first asks.
+        var made: (origin: Origin, mask: SecretMask)?
     }
 
-    /// What a merged list was made from: the registry followed, the credentials' generation
-    /// and each of its identities' token generation. When none moved, the list stands.
+    /// What a merged mask was made from: the registry followed, the credentials' generation
+    /// and each of its identities' token generation. When none moved, the mask stands.
     private struct Origin {
         var followed: UInt64
         var credentials: UInt64
@@ -43,23 +43,22 @@ final class HeldSecretsRedaction: LogRedactionSource {
         }
     }
 
-    var redactionValues: [String] {
+    var redactionMask: SecretMask {
         let snapshot = credentials.snapshot
         let (identities, followed, made) = state.withLock { ($0.identities, $0.followed, $0.made) }
-        // No identity holds such values: the credentials' own list, as it is.
-        guard !identities.isEmpty else { return snapshot.redactionValues }
+        // No identity holds such values: the credentials' own mask, as it is.
+        guard !identities.isEmpty else { return snapshot.redactionMask }
         // The identities' locks are taken apart from this one, never under it: no order of
         // locks to keep between a log line and an identity.
-        // Compared in place: this runs for every log line, and the list is rarely remade.
+        // Compared in place: this runs for every log line, and the mask is rarely remade.
         if let made, made.origin.followed == followed, made.origin.credentials == snapshot.generation,
             made.origin.tokens.elementsEqual(identities.lazy.map(\.tokenGeneration)) {
-            return made.values
+            return made.mask
         }
         let held = identities.map(\.heldSecrets)
-        // Longest first, as `LogRedactionSource` asks.
-        let values = Set(snapshot.redactionValues + held.flatMap(\.values)).sorted { $0.utf8.count > $1.utf8.count }
+        let mask = SecretMask(snapshot.redactionValues + held.flatMap(\.values))
         let origin = Origin(followed: followed, credentials: snapshot.generation, tokens: held.map(\.generation))
-        state.withLock { $0.made = (origin, values) }
-        return values
+        state.withLock { $0.made = (origin, mask) }
+        return mask
     }
 }
