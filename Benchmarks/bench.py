@@ -75,6 +75,11 @@ Scenarios
           (bench_upload.py): requests/s, MB/s uploaded, p50/p99, the proxy's CPU µs per request
           and per MB. With --callgrind, Latchkey's instructions per upload of each kind and per
           1 MiB download (the `large` scenario's GET).
+  routes  Latchkey only: configurations of --route-counts N routes (1, 100, 1,000, 10,000),
+          each with a credential file of its own, and N lazy identities (bench_routes.py):
+          `latchkey check` time, start-up time until /.latchkey/health answers, VmRSS after
+          start (memory per route and per identity), small GETs to the last route
+          (requests/s, CPU µs per request) and, with --callgrind, instructions per request.
 """
 import argparse
 import asyncio
@@ -95,6 +100,7 @@ import time
 from bench_forward import ForwardScenarios
 from bench_log import LogScenarios
 from bench_oauth import OAuthScenarios
+from bench_routes import RoutesScenarios
 from bench_tls import TLSScenarios
 from bench_upload import UploadScenarios
 from bench_websocket import WebSocketScenarios
@@ -104,7 +110,8 @@ from bench_support import (LOAD_CORE, MIB, PROXY_CORE, cpu_seconds, free_port, h
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-SCENARIOS = ("small", "large", "idle", "stream", "auth", "storm", "stucklog", "tls", "forward", "websocket", "upload")
+SCENARIOS = ("small", "large", "idle", "stream", "auth", "storm", "stucklog", "tls", "forward", "websocket", "upload",
+             "routes")
 
 WRK_REPORT = r"""
 done = function(summary, latency, requests)
@@ -119,7 +126,8 @@ end
 """
 
 
-class Bench(OAuthScenarios, LogScenarios, TLSScenarios, ForwardScenarios, WebSocketScenarios, UploadScenarios):
+class Bench(OAuthScenarios, LogScenarios, TLSScenarios, ForwardScenarios, WebSocketScenarios, UploadScenarios,
+            RoutesScenarios):
     def __init__(self, args):
         self.args = args
         self.work = tempfile.mkdtemp(prefix="latchkey-bench.")
@@ -608,6 +616,7 @@ logging:
         out += self.forward_tables()
         out += self.websocket_tables()
         out += self.upload_tables()
+        out += self.routes_tables()
         return "\n".join(out)
 
     def targets_table(self):
@@ -764,8 +773,8 @@ def main():
                     help="Latchkey and nginx write access logs (to files); haproxy logs nothing either way")
     ap.add_argument("--profile", action="store_true", help="perf-record Latchkey under small GETs")
     ap.add_argument("--callgrind", action="store_true",
-                    help="with auth, forward, websocket or upload: count Latchkey's instructions per request (or round "
-                         "trip) on their routes under callgrind")
+                    help="with auth, forward, websocket, upload or routes: count Latchkey's instructions per request "
+                         "(or round trip) on their routes under callgrind")
     ap.add_argument("--forward-connections", type=int, default=32,
                     help="concurrent tunnels (and plain connections to the reverse route) of the forward scenario")
     ap.add_argument("--ws-connections", type=int, default=32,
@@ -773,12 +782,17 @@ def main():
     ap.add_argument("--ws-idle-connections", type=int, default=1000,
                     help="upgraded connections the websocket scenario holds open for its RSS figure")
     ap.add_argument("--ws-read-rate", default="50M", help="bytes/s the websocket scenario's slow reader takes")
+    ap.add_argument("--route-counts", default="1,100,1000,10000",
+                    help="the routes scenario's configuration sizes (routes, and as many identities)")
+    ap.add_argument("--route-start-timeout", type=float, default=900,
+                    help="seconds the routes scenario waits for a Latchkey to answer its health check")
     ap.add_argument("--results", help="where to write the Markdown (default Benchmarks/RESULTS.md)")
     ap.add_argument("--no-write", action="store_true", help="print the tables only")
     ap.add_argument("--keep-work", action="store_true")
     a = ap.parse_args()
     a.targets = [t for t in a.targets.split(",") if t]
     a.scenarios = [s for s in a.scenarios.split(",") if s]
+    a.route_counts = sorted(int(n) for n in a.route_counts.split(",") if n)
     if min(a.rounds, a.duration, a.storm_requests, a.storm_rounds, a.forward_connections, a.ws_connections,
            a.ws_idle_connections) < 1:
         ap.error("--rounds, --duration, --storm-requests, --storm-rounds, --forward-connections, --ws-connections "
@@ -790,9 +804,11 @@ def main():
         a.targets.remove("latchkey")
     if {"auth", "storm"} & set(a.scenarios) and "latchkey" not in a.targets:
         ap.error("the auth and storm scenarios measure Latchkey: give --latchkey and keep latchkey in --targets")
-    if a.callgrind and not {"auth", "forward", "websocket", "upload"} & set(a.scenarios):
-        ap.error("--callgrind counts the auth, forward, websocket or upload scenario's instructions: "
+    if a.callgrind and not {"auth", "forward", "websocket", "upload", "routes"} & set(a.scenarios):
+        ap.error("--callgrind counts the auth, forward, websocket, upload or routes scenario's instructions: "
                  "add one to --scenarios")
+    if "routes" in a.scenarios and (not a.latchkey or not a.route_counts or min(a.route_counts) < 1):
+        ap.error("the routes scenario measures Latchkey: give --latchkey, and positive --route-counts")
 
     if os.cpu_count() < 2:
         sys.exit("bench: needs at least 2 cores (proxy on core 0, load and upstream on core 1)")
@@ -846,6 +862,8 @@ def main():
         if "upload" in a.scenarios:
             b.start_upload_targets()
             b.run_upload_rounds()
+        if "routes" in a.scenarios:
+            b.run_routes()
         if a.callgrind and "auth" in a.scenarios and "latchkey" in b.targets:
             b.callgrind_auth()
         if a.callgrind and "forward" in a.scenarios:

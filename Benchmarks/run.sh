@@ -37,6 +37,11 @@
 #      MB/s uploaded, p50/p99, CPU per request and per MB; with --callgrind, Latchkey's
 #      instructions per upload and per 1 MiB download. As RESULTS.md has it (15 minutes):
 #        bash Benchmarks/run.sh --scenarios large,upload --callgrind --no-write
+# routes (Latchkey only): configurations of --route-counts N (1,100,1000,10000) routes, each with
+#      a credential file of its own, and N lazy identities: `latchkey check` time, start-up time,
+#      RSS (per route, per identity), CPU per small GET to the last route; with --callgrind, its
+#      instructions per request. As RESULTS.md has it:
+#        bash Benchmarks/run.sh --scenarios routes --targets latchkey --callgrind --rounds 3 --duration 5 --no-write
 # The OAuth engine's scenarios (Latchkey only, tokens from Benchmarks/token_endpoint.py):
 #   auth   static-credential route vs OAuth identity route with a valid token, under wrk
 #          in pairs of short runs (--rounds, --duration): requests/s within 5%?
