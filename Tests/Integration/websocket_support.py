@@ -24,6 +24,7 @@ start with `!cmd ` are orders instead:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import struct
@@ -252,7 +253,9 @@ class RawUpgradeServer:
                 except ConnectionResetError:
                     return
                 if not chunk:
-                    conn.shutdown(socket.SHUT_WR)
+                    # Half close in turn; the proxy may have closed both ways already.
+                    with contextlib.suppress(OSError):
+                        conn.shutdown(socket.SHUT_WR)
                     return
                 received.extend(chunk)
                 conn.sendall(chunk)
