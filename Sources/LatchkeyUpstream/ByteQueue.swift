@@ -1,7 +1,8 @@
-/// A FIFO of request-body bytes between `sendBody` and curl's read callback: a ring, so
-/// that bytes are copied once in and once out however the appends and reads interleave
-/// (curl takes up to its 64 KiB upload buffer at a time, the client's bytes come a read at a
-/// time). It grows, keeping the order, only when the bytes waiting outgrow it.
+/// A FIFO of request bytes between `sendBody` and curl's read callback, or the socket of a
+/// raw connection (`RequestOutput`): a ring, so that bytes are copied once in and once out
+/// however the appends and reads interleave (curl takes up to its 64 KiB upload buffer at a
+/// time, the client's bytes come a read at a time). It grows, keeping the order, only when
+/// the bytes waiting outgrow it.
 struct ByteQueue {
     /// The ring; its count is the capacity. Bytes outside the waiting ones are garbage.
     private var storage: [UInt8] = []
@@ -45,6 +46,24 @@ struct ByteQueue {
         count -= n
         head = count == 0 ? 0 : (head + n) % storage.count
         return n
+    }
+
+    /// The waiting bytes from `offset` on, as far as they lie contiguous in the ring (the
+    /// rest follow from the ring's start): what a send(2) can take straight from the queue,
+    /// with no copy. Empty when `offset` is at or past the end.
+    func withContiguousBytes<R>(from offset: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        guard offset < count else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        let start = (head + offset) % storage.count
+        let length = min(count - offset, storage.count - start)
+        return storage.withUnsafeBytes { ring in body(UnsafeRawBufferPointer(rebasing: ring[start..<(start + length)])) }
+    }
+
+    /// Drops the first `n` waiting bytes (at most all of them).
+    mutating func removeFirst(_ n: Int) {
+        let n = min(n, count)
+        guard n > 0 else { return }
+        count -= n
+        head = count == 0 ? 0 : (head + n) % storage.count
     }
 
     mutating func removeAll() {

@@ -1,0 +1,33 @@
+import LatchkeyHTTP
+
+/// The request as Latchkey writes it itself on a raw connection (`HTTP1ExchangeMachine`).
+extension UpstreamRequest {
+    /// `scheme://authority` of the URL, what a connection to the upstream is made for, and
+    /// the request target in origin form (RFC 9112 §3.2.1: the path and query, the path `/`
+    /// when it is empty, RFC 3986 §6.2.3); nil for a URL that is not absolute.
+    var originAndTarget: (origin: Substring, target: String)? {
+        guard let separator = url.firstRange(of: "://") else { return nil }
+        let authorityStart = separator.upperBound
+        let targetStart = url[authorityStart...].firstIndex { $0 == "/" || $0 == "?" } ?? url.endIndex
+        guard targetStart > authorityStart else { return nil }
+        let target = url[targetStart...]
+        return (url[..<targetStart], target.first == "/" ? String(target) : "/" + target)
+    }
+
+    /// The request head: the request line, the fields, and the framing of the body
+    /// (`Content-Length` for a sized one, `Transfer-Encoding: chunked` for a streamed one,
+    /// none without a body, RFC 9112 §6). Nil when the URL is not absolute or the method
+    /// or target cannot be written (`RequestHeadEncoder`).
+    func encodedHead() -> [UInt8]? {
+        guard let (_, target) = originAndTarget else { return nil }
+        var fields = fields
+        switch body {
+        case .none: break
+        case .length(let length): fields.append(name: "Content-Length", value: String(length))
+        case .streaming: fields.append(name: "Transfer-Encoding", value: "chunked")
+        }
+        var head: [UInt8] = []
+        guard RequestHeadEncoder.encode(method: method, target: target, fields: fields, into: &head) else { return nil }
+        return head
+    }
+}
