@@ -1,0 +1,46 @@
+import LatchkeyLoop
+
+/// A raw upstream connection that outlives its exchanges: the connection libcurl handed
+/// over, the key it is pooled under, and the one epoll handler its socket keeps for its
+/// whole life, so that going into the pool and out again changes no registration (an
+/// exchange and the idle watch both want it readable). Readiness goes to the exchange
+/// using the connection, or, while it idles, to the pool.
+///
+/// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
+final class PooledConnection: IOHandler {
+    let connection: UpstreamConnection
+    let key: ConnectionKey
+    unowned let pool: ConnectionPool
+    /// The exchange on the connection; nil while it idles in the pool. Held strongly: the
+    /// exchange lets go when it releases the connection.
+    @exclusivity(unchecked) var user: IOHandler?
+    @exclusivity(unchecked) private var interest: IOEvents = []
+
+    init(connection: UpstreamConnection, key: ConnectionKey, pool: ConnectionPool) {
+        self.connection = connection
+        self.key = key
+        self.pool = pool
+    }
+
+    /// Watches the socket for `events`, with an epoll call only when they change.
+    func watch(_ events: IOEvents) throws(SystemError) {
+        guard events != interest else { return }
+        try connection.watch(events, handler: self)
+        interest = events
+    }
+
+    func handleIO(_ events: IOEvents) {
+        if let user {
+            user.handleIO(events)
+        } else {
+            pool.parkedConnectionWoke(self)
+        }
+    }
+
+    /// Closes the connection for good (it leaves the multi, which closes the socket).
+    func close() {
+        user = nil
+        interest = []
+        connection.close()
+    }
+}
