@@ -10,7 +10,7 @@ final class CurlEasy {
     /// CURLOPT_ERRORBUFFER: CURL_ERROR_SIZE bytes, cleared before each request.
     let errorBuffer: UnsafeMutablePointer<CChar>
     /// The transfer on this handle while it is in the multi; nil on the free list.
-    var transfer: UpstreamTransfer?
+    var transfer: CurlTransfer?
     /// Or the connect-only connection on it, which keeps the handle for its whole life
     /// (the client holds the connection).
     weak var connection: UpstreamConnection?

@@ -118,7 +118,7 @@ struct HTTP1ExchangeMachine {
             bodyRemaining = length
             chunked = false
             upload = length == 0 ? .ended : .open(asked: false)
-            reserve += Int(min(length, UInt64(UpstreamTransfer.bodyHighWater)))
+            reserve += Int(min(length, UInt64(UpstreamBody.highWater)))
         case .streaming:
             bodyRemaining = .max
             chunked = true

@@ -2,7 +2,7 @@ import LatchkeyHTTP
 import LatchkeyLoop
 
 /// One upstream transfer's state, as a value: curl's callbacks, the delegate's calls and the
-/// timers come in as events, and each returns what the glue (`UpstreamTransfer`) must do —
+/// timers come in as events, and each returns what the glue (`CurlTransfer`) must do —
 /// the value a curl callback returns, a curl_easy_pause to apply, a timer to arm, a delegate
 /// call to make, a finish to report. No curl, no loop, no clock: time comes with the events.
 ///
@@ -72,13 +72,13 @@ struct TransferMachine {
         case .length(let length):
             uploadRemaining = length
             upload = length == 0 ? .done : .open(paused: false)
-            queue = ByteQueue(reserving: Int(min(length, UInt64(UpstreamTransfer.bodyHighWater))))
+            queue = ByteQueue(reserving: Int(min(length, UInt64(UpstreamBody.highWater))))
         case .streaming:
             uploadRemaining = .max
             upload = .open(paused: false)
             // As much as curl takes in one read: a chunked body that comes faster than
             // the upstream takes it then never regrows the queue on its way to that.
-            queue = ByteQueue(reserving: UpstreamTransfer.curlUploadBufferSize)
+            queue = ByteQueue(reserving: CurlTransfer.curlUploadBufferSize)
         }
         state = .running(upload, .awaitingHead(timed: false))
     }

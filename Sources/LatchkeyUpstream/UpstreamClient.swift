@@ -17,14 +17,14 @@ public final class UpstreamClient {
     let events: MultiEvents
     @exclusivity(unchecked) private var freeHandles: [CurlEasy] = []
     private let maxFreeHandles: Int
-    @exclusivity(unchecked) private var active: [UpstreamTransfer] = []
+    @exclusivity(unchecked) private var active: [CurlTransfer] = []
     /// Connect-only connections, from `connect` to `close`.
     @exclusivity(unchecked) private var connections: [ObjectIdentifier: UpstreamConnection] = [:]
     /// What curl reported done in one drain, finished after it.
     @exclusivity(unchecked) private var completed: [Completion] = []
 
     private enum Completion {
-        case transfer(UpstreamTransfer, CURLcode)
+        case transfer(CurlTransfer, CURLcode)
         case connection(UpstreamConnection, CURLcode)
     }
     /// Depth of our calls into curl that may run its callbacks. While above zero, anything
@@ -78,8 +78,8 @@ public final class UpstreamClient {
 
     /// Starts a transfer. Failures to start are reported through `upstreamDidFinish`
     /// (deferred), never thrown. May be called from inside delegate callbacks.
-    public func start(_ request: UpstreamRequest, delegate: UpstreamTransferDelegate) -> UpstreamTransfer {
-        let transfer = UpstreamTransfer(client: self, request: request, delegate: delegate, now: LoopInstant.now())
+    public func start(_ request: UpstreamRequest, delegate: UpstreamTransferDelegate) -> CurlTransfer {
+        let transfer = CurlTransfer(client: self, request: request, delegate: delegate, now: LoopInstant.now())
         transfer.activeIndex = active.count
         active.append(transfer)
         guard let easy = freeHandles.popLast() ?? CurlEasy(events: events) else {
@@ -151,7 +151,7 @@ public final class UpstreamClient {
         curlDepth -= 1
     }
 
-    private func add(_ transfer: UpstreamTransfer) {
+    private func add(_ transfer: CurlTransfer) {
         guard transfer.machine.isRunning, let easy = transfer.easy else { return }
         curlDepth += 1
         let result = curl_multi_add_handle(multi, easy.handle)
@@ -224,7 +224,7 @@ public final class UpstreamClient {
 
     /// Removes the transfer from the multi and reports `error` (nil: complete) to its
     /// delegate, if it has not finished yet; after the current events when called inside curl.
-    func finish(_ transfer: UpstreamTransfer, error: UpstreamError?) {
+    func finish(_ transfer: CurlTransfer, error: UpstreamError?) {
         if isInCurl {
             loop.runAfterEvents { [self] in finish(transfer, error: error) }
             return
@@ -235,13 +235,13 @@ public final class UpstreamClient {
 
     /// Fails now (the callbacks refuse further data) and finishes after the current events;
     /// nothing if the transfer is failing or over already.
-    func failLater(_ transfer: UpstreamTransfer, _ error: UpstreamError) {
+    func failLater(_ transfer: CurlTransfer, _ error: UpstreamError) {
         guard transfer.machine.fail(error) else { return }
         loop.runAfterEvents { [self] in finish(transfer, error: error) }
     }
 
     /// The transfer was cancelled and is already marked finished: free its handle.
-    func cancelled(_ transfer: UpstreamTransfer) {
+    func cancelled(_ transfer: CurlTransfer) {
         if isInCurl {
             loop.runAfterEvents { [self] in release(transfer) }
         } else {
@@ -251,7 +251,7 @@ public final class UpstreamClient {
 
     /// curl_multi_remove_handle (never inside a callback), then the handle goes back to the
     /// free list and the transfer leaves the active list.
-    private func release(_ transfer: UpstreamTransfer) {
+    private func release(_ transfer: CurlTransfer) {
         precondition(!isInCurl, "curl_multi_remove_handle inside a curl callback")
         if let easy = transfer.detach(loop: loop) {
             curlDepth += 1

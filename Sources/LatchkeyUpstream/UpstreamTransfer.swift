@@ -1,237 +1,41 @@
-import CCurlShims
-import LatchkeyHTTP
-import LatchkeyLoop
-
-/// One request/response exchange with an upstream, on one easy handle of its client's
-/// multi: the glue that feeds curl's callbacks, the delegate's calls and the timers into a
-/// `TransferMachine` and performs what it returns. Loop-confined, like its client.
+/// One request/response exchange with an upstream, as its delegate (the proxy's client
+/// connection) drives it. Two kinds, chosen per route (`UpstreamPath`): libcurl's full
+/// transfer (`CurlTransfer`), and Latchkey's own HTTP/1.1 exchange over a pooled connection
+/// libcurl opened (`HTTP1Transfer`). Loop-bound, like the client that starts it.
 ///
-/// Lifetime: the client keeps the transfer alive until it finishes or is cancelled; the
-/// transfer keeps its delegate until then. `cancel()` is final and silent: no delegate call
-/// follows it.
-///
-/// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
-public final class UpstreamTransfer {
-    unowned let client: UpstreamClient
-    /// The handle while the transfer is in the multi; nil once released.
-    @exclusivity(unchecked) private(set) var easy: CurlEasy?
-    @exclusivity(unchecked) private var headers: CurlHeaderList?
-    /// Nil once finished or cancelled: nothing is reported after that.
-    @exclusivity(unchecked) private(set) var delegate: UpstreamTransferDelegate?
-    /// Position in the client's list of active transfers.
-    @exclusivity(unchecked) var activeIndex = -1
-
-    @exclusivity(unchecked) var machine: TransferMachine
-    private let firstByteTimeout: Duration
-    private let idleTimeout: Duration
-    private let startedAt: LoopInstant
-    /// A deferred `upstreamWantsBody` or curl_easy_pause is queued on the loop: one each.
-    @exclusivity(unchecked) private var wantsBodyScheduled = false
-    @exclusivity(unchecked) private var pauseScheduled = false
-
-    /// Start → finish (or cancel), for the access log.
-    @exclusivity(unchecked) public private(set) var upstreamTime: Duration?
-    /// Request-body bytes handed to curl.
-    public var bytesSent: UInt64 { machine.bytesSent }
-    /// Response-body bytes handed to the delegate.
-    public var bytesReceived: UInt64 { machine.bytesReceived }
-
-    init(client: UpstreamClient, request: UpstreamRequest, delegate: UpstreamTransferDelegate, now: LoopInstant) {
-        self.client = client
-        self.delegate = delegate
-        firstByteTimeout = request.options.firstByteTimeout
-        idleTimeout = request.options.idleTimeout
-        startedAt = now
-        machine = TransferMachine(body: request.body, idleTimeout: request.options.idleTimeout, now: now)
-    }
-
-    // MARK: public
-
-    /// Queues request-body bytes (copied) and wakes curl's read side if it was waiting.
-    /// Ignored after `finishBody()`, once finished, or for a transfer without a body.
-    public func sendBody(_ bytes: UnsafeRawBufferPointer) {
-        if machine.bodyAvailable(bytes) { schedulePauseUpdate() }
-    }
+/// The delegate hears the head, the body with backpressure, requests for more body and one
+/// finish (`UpstreamTransferDelegate`); `cancel()` is final and silent.
+public protocol UpstreamTransfer: AnyObject {
+    /// Queues request-body bytes (copied). Ignored after `finishBody()`, once finished, or
+    /// for a transfer without a body.
+    func sendBody(_ bytes: UnsafeRawBufferPointer)
 
     /// End of the request body.
-    public func finishBody() {
-        if machine.bodyEnded() { schedulePauseUpdate() }
-    }
+    func finishBody()
 
-    /// Request-body bytes queued and not yet taken by curl. Stop reading the client at
-    /// `bodyHighWater`; `upstreamWantsBody` says when to read again.
-    public var queuedBodyBytes: Int { machine.queuedBodyBytes }
-
-    /// Request-body bytes queued above which the delegate stops reading its client; a body
-    /// of known length reserves room for up to this many at the start.
-    public static let bodyHighWater = 256 * 1024
-
-    /// What curl's read callback asks for at most (CURLOPT_UPLOAD_BUFFERSIZE, left at its
-    /// default).
-    static let curlUploadBufferSize = 64 * 1024
+    /// Request-body bytes queued and not yet sent. Stop reading the client at
+    /// `UpstreamBody.highWater`; `upstreamWantsBody` says when to read again.
+    var queuedBodyBytes: Int { get }
 
     /// Lifts the backpressure pause asked for by returning false from
-    /// `upstreamDidReceiveBody`. curl may deliver held bytes before this returns.
-    public func resumeReceiving() {
-        if machine.resumeReceiving(now: LoopInstant.now()) { schedulePauseUpdate() }
-    }
+    /// `upstreamDidReceiveBody`. Held bytes may be delivered before this returns.
+    func resumeReceiving()
 
-    /// The client went away: aborts the transfer and frees its handle (now, or right after
-    /// the current curl callback returns). The delegate is released at once and hears
-    /// nothing more — no `upstreamDidFinish`. The connection, if mid-response, is closed.
-    public func cancel() {
-        guard machine.cancel() else { return }
-        delegate = nil
-        upstreamTime = LoopInstant.now().since(startedAt)
-        client.cancelled(self)
-    }
+    /// The client went away: aborts the transfer. The delegate is released at once and
+    /// hears nothing more — no `upstreamDidFinish`. The connection, if mid-response, is
+    /// closed.
+    func cancel()
 
-    // MARK: lifecycle, called by the client
+    /// Start → finish (or cancel), for the access log.
+    var upstreamTime: Duration? { get }
+    /// Request-body bytes sent (or queued to be).
+    var bytesSent: UInt64 { get }
+    /// Response-body bytes handed to the delegate.
+    var bytesReceived: UInt64 { get }
+}
 
-    func attach(easy: CurlEasy, headers: CurlHeaderList) {
-        self.easy = easy
-        self.headers = headers
-        easy.transfer = self
-        if idleTimeout > .zero { client.loop.arm(easy.idleTimer, after: idleTimeout) }
-        if machine.started() { armFirstByteTimer() }
-    }
-
-    /// Takes the handle back for the client to remove from the multi and reuse. Takes the
-    /// loop as an argument: it runs in the client's `deinit`, when `client` is unusable.
-    func detach(loop: EventLoop) -> CurlEasy? {
-        guard let easy else { return nil }
-        loop.disarm(easy.firstByteTimer)
-        loop.disarm(easy.idleTimer)
-        easy.transfer = nil
-        self.easy = nil
-        headers = nil
-        return easy
-    }
-
-    /// Marks the transfer finished and hands back the delegate to notify (nil if cancelled).
-    @discardableResult
-    func markFinished(now: LoopInstant) -> UpstreamTransferDelegate? {
-        guard machine.finish() else { return nil }
-        upstreamTime = now.since(startedAt)
-        let delegate = self.delegate
-        self.delegate = nil
-        return delegate
-    }
-
-    // MARK: timers (from the loop)
-
-    private func armFirstByteTimer() {
-        guard let easy, firstByteTimeout > .zero else { return }
-        client.loop.arm(easy.firstByteTimer, after: firstByteTimeout)
-    }
-
-    func firstByteTimerFired() {
-        guard let error = machine.firstByteTimerFired() else { return }
-        client.finish(self, error: error)
-    }
-
-    func idleTimerFired() {
-        guard let easy else { return }
-        switch machine.idleTimerFired(now: client.loop.now) {
-        case .ignore:
-            break
-        case .rearm(let deadline):
-            client.loop.arm(easy.idleTimer, at: deadline)
-        case .fail(let error):
-            client.finish(self, error: error)
-        }
-    }
-
-    // MARK: pausing
-
-    /// Applies the machine's pause state through curl_easy_pause, which may call our
-    /// callbacks at once; never from inside a curl call of this client (the callbacks could
-    /// re-enter), so such calls are deferred to after the current events.
-    private func schedulePauseUpdate() {
-        guard client.isInCurl else { return applyPause() }
-        guard !pauseScheduled else { return }
-        pauseScheduled = true
-        client.loop.runAfterEvents { [self] in
-            pauseScheduled = false
-            applyPause()
-        }
-    }
-
-    private func applyPause() {
-        guard let easy, let pause = machine.pauseToApply() else { return }
-        let result = client.pause(easy, receive: pause.receive, send: pause.send)
-        if result != CURLE_OK {
-            client.failLater(self, UpstreamError(curlCode: result, errorBuffer: easy.errorText))
-        }
-    }
-
-    /// Asks the delegate for more request body after the current events, once per stall.
-    private func scheduleWantsBody() {
-        guard !wantsBodyScheduled else { return }
-        wantsBodyScheduled = true
-        client.loop.runAfterEvents { [self] in
-            wantsBodyScheduled = false
-            guard machine.wantsBody else { return }
-            delegate?.upstreamWantsBody(self)
-        }
-    }
-
-    // MARK: curl callbacks (inside curl: record, never re-enter the multi)
-
-    /// CURLOPT_HEADERFUNCTION: one complete header line.
-    func curlHeader(_ line: UnsafeRawBufferPointer) -> Int {
-        switch machine.headerLine(line, now: client.loop.now) {
-        case .take:
-            return line.count
-        case .takeFirst:
-            if let easy { client.loop.disarm(easy.firstByteTimer) }
-            return line.count
-        case .deliver(let status, let fields):
-            delegate?.upstreamDidReceiveHead(self, status: status, fields: fields)
-            return machine.isRunning ? line.count : 0
-        case .refuse:
-            return 0
-        }
-    }
-
-    /// CURLOPT_WRITEFUNCTION: response-body bytes.
-    func curlWrite(_ bytes: UnsafeRawBufferPointer) -> Int {
-        switch machine.bodyData(count: bytes.count, now: client.loop.now) {
-        case .refuse:
-            return 0
-        case .hold:
-            return Int(CURL_WRITEFUNC_PAUSE)
-        case .deliver:
-            break
-        }
-        let more = delegate?.upstreamDidReceiveBody(self, bytes) ?? true
-        switch machine.delivered(more: more) {
-        case .take:
-            return bytes.count
-        case .takeAndPause(let send):
-            // Allowed from inside callbacks (curl notes the recursion); stops curl reading
-            // the socket now.
-            if let easy { _ = client.pause(easy, receive: true, send: send) }
-            return bytes.count
-        case .refuse:
-            return 0
-        }
-    }
-
-    /// CURLOPT_READFUNCTION: request-body bytes, or pause until `sendBody`/`finishBody`.
-    func curlRead(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
-        switch machine.read(into: buffer, capacity: capacity, now: client.loop.now) {
-        case .copied(let count, let startFirstByteTimer):
-            if startFirstByteTimer { armFirstByteTimer() }
-            return count
-        case .end(let startFirstByteTimer):
-            if startFirstByteTimer { armFirstByteTimer() }
-            return 0
-        case .pause:
-            scheduleWantsBody()
-            return Int(CURL_READFUNC_PAUSE)
-        case .abort:
-            return Int(CURL_READFUNC_ABORT)
-        }
-    }
+extension UpstreamBody {
+    /// Request-body bytes queued above which the delegate stops reading its client; a body
+    /// of known length reserves room for up to this many at the start.
+    public static let highWater = 256 * 1024
 }

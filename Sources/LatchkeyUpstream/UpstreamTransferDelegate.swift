@@ -4,18 +4,18 @@ import LatchkeyHTTP
 /// transfer's loop.
 public protocol UpstreamTransferDelegate: AnyObject {
     /// The final (non-1xx) response head. `fields` are exactly as the upstream sent them, in
-    /// order with duplicates; curl's decoded `Transfer-Encoding` is still listed, so the
-    /// caller re-frames. Called from inside a curl callback: calling `cancel()` here is
-    /// allowed (it takes effect after the callback).
+    /// order with duplicates; a decoded `Transfer-Encoding` is still listed, so the caller
+    /// re-frames. May be called from inside a curl callback or a read of the connection:
+    /// calling `cancel()` here is allowed (it takes effect after the callback).
     func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: HTTPFields)
 
-    /// Body bytes, chunked framing already removed by curl. The bytes are valid only during
+    /// Body bytes, chunked framing already removed. The bytes are valid only during
     /// the call: copy them. Return false to receive no more until `resumeReceiving()`
     /// (backpressure); the bytes of this call are consumed either way.
     func upstreamDidReceiveBody(_ transfer: UpstreamTransfer, _ bytes: UnsafeRawBufferPointer) -> Bool
 
-    /// curl wants request-body bytes and none are queued: resume reading from the client.
-    /// Called from the loop (deferred), at most once per stall.
+    /// The upstream takes request-body bytes and none are queued: resume reading from the
+    /// client. Called from the loop (never inside a call the caller made), once per stall.
     func upstreamWantsBody(_ transfer: UpstreamTransfer)
 
     /// Called exactly once per transfer that was not cancelled, from the loop (never from

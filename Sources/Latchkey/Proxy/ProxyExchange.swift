@@ -73,7 +73,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
         case .forward:
             guard let transfer else { return }
             transfer.sendBody(bytes)
-            if transfer.queuedBodyBytes >= UpstreamTransfer.bodyHighWater { exchange.pauseRequestBody() }
+            if transfer.queuedBodyBytes >= UpstreamBody.highWater { exchange.pauseRequestBody() }
         case .hold:
             exchange.pauseRequestBody()
         }
