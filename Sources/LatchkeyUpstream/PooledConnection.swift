@@ -14,6 +14,8 @@ final class PooledConnection: IOHandler {
     /// The exchange on the connection; nil while it idles in the pool. Held strongly: the
     /// exchange lets go when it releases the connection.
     @exclusivity(unchecked) var user: IOHandler?
+    /// What was read from the connection and not yet decoded.
+    @exclusivity(unchecked) var input = ResponseInput()
     @exclusivity(unchecked) private var interest: IOEvents = []
 
     init(connection: UpstreamConnection, key: ConnectionKey, pool: ConnectionPool) {

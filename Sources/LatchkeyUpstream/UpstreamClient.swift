@@ -18,6 +18,8 @@ public final class UpstreamClient {
     @exclusivity(unchecked) private var freeHandles: [CurlEasy] = []
     private let maxFreeHandles: Int
     @exclusivity(unchecked) private var active: [CurlTransfer] = []
+    /// The raw connections kept alive between `HTTP1Transfer`s.
+    let pool: ConnectionPool
     /// Connect-only connections, from `connect` to `close`.
     @exclusivity(unchecked) private var connections: [ObjectIdentifier: UpstreamConnection] = [:]
     /// What curl reported done in one drain, finished after it.
@@ -43,6 +45,7 @@ public final class UpstreamClient {
         self.multi = multi
         self.maxFreeHandles = maxFreeHandles
         events = MultiEvents(loop: loop)
+        pool = ConnectionPool(loop: loop)
         var ok = lk_curl_multi_setopt_socketfunction(multi, multiSocketCallback) == CURLM_OK
         ok = ok && lk_curl_multi_setopt_ptr(multi, CURLMOPT_SOCKETDATA, events.opaque) == CURLM_OK
         ok = ok && lk_curl_multi_setopt_timerfunction(multi, multiTimerCallback) == CURLM_OK
@@ -103,6 +106,17 @@ public final class UpstreamClient {
         } else {
             add(transfer)
         }
+        return transfer
+    }
+
+    /// Starts a transfer on `path`: libcurl's (`start(_:delegate:)`), or Latchkey's own
+    /// HTTP/1.1 exchange over a pooled connection. Failures to start are reported through
+    /// `upstreamDidFinish` (deferred), never thrown.
+    public func start(_ request: UpstreamRequest, on path: UpstreamPath, delegate: UpstreamTransferDelegate) -> UpstreamTransfer {
+        guard path == .http1, let transfer = HTTP1Transfer(client: self, request: request, delegate: delegate) else {
+            return start(request, delegate: delegate)
+        }
+        transfer.start()
         return transfer
     }
 

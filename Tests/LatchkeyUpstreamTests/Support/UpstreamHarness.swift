@@ -62,16 +62,17 @@ final class UpstreamHarness: @unchecked Sendable {
         }
     }
 
-    /// Starts `request` with a fresh `Recorder` and waits for `upstreamDidFinish`.
+    /// Starts `request` on `path` with a fresh `Recorder` and waits for `upstreamDidFinish`.
     func perform(
         _ request: UpstreamRequest,
+        on path: UpstreamPath = .curl,
         setUp: @escaping @Sendable (Recorder, EventLoop) -> Void = { _, _ in },
         started: @escaping @Sendable (UpstreamTransfer, Recorder, EventLoop) -> Void = { _, _, _ in }
     ) async -> Outcome {
         await awaitOnLoop(fallback: Outcome.watchdog) { client, loop, done in
             let recorder = Recorder(finished: done)
             setUp(recorder, loop)
-            let transfer = client.start(request, delegate: recorder)
+            let transfer = client.start(request, on: path, delegate: recorder)
             started(transfer, recorder, loop)
         }
     }

@@ -1,0 +1,128 @@
+import LatchkeyHTTP
+import LatchkeyLoop
+import Testing
+@testable import LatchkeyUpstream
+
+/// Latchkey's own HTTP/1.1 exchanges against `TestServer` over loopback: the request as
+/// written, keep-alive through the pool, bodies both ways, failures. Serialized, as
+/// `UpstreamClientTests`.
+@Suite(.serialized) struct HTTP1TransferTests {
+    /// Answers every request on a connection with its head as the body, until the client
+    /// closes.
+    static func echoingHeads() throws -> TestServer {
+        try TestServer { connection in
+            while let received = connection.readRequest() {
+                let body = received.head + "|" + String(decoding: received.body, as: UTF8.self)
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+            }
+        }
+    }
+
+    @Test func theRequestIsWrittenAsGivenAndItsConnectionServesTheNext() async throws {
+        let server = try Self.echoingHeads()
+        let harness = try UpstreamHarness()
+        let first = await harness.perform(request(server.baseURL + "/a/../b?q=1", fields: ["Host": "up", "X-One": "1"]), on: .http1)
+        let second = await harness.perform(request(server.baseURL, fields: ["Host": "up"]), on: .http1)
+        let idle = await harness.onLoop { client, _ in client.pool.idleCount }
+        await harness.shutDown()
+
+        #expect(first.error == nil && first.status == 200)
+        #expect(first.bodyText == "GET /a/../b?q=1 HTTP/1.1\r\nHost: up\r\nX-One: 1|")
+        #expect(first.fields?.map(\.name) == ["Content-Length"])
+        #expect(second.bodyText == "GET / HTTP/1.1\r\nHost: up|")
+        #expect(server.acceptCount == 1, "the second request reuses the first one's connection")
+        #expect(idle == 1)
+    }
+
+    @Test(arguments: [UpstreamBody.length(11), .streaming])
+    func aBodySentInPiecesArrivesWhole(body: UpstreamBody) async throws {
+        let server = try Self.echoingHeads()
+        let harness = try UpstreamHarness()
+        let outcome = await harness.perform(request("POST", server.baseURL + "/up", fields: ["Host": "up"], body: body), on: .http1,
+                                            started: { transfer, _, loop in
+            Array("hello ".utf8).withUnsafeBytes { transfer.sendBody($0) }
+            loop.runAfterEvents {
+                Array("world".utf8).withUnsafeBytes { transfer.sendBody($0) }
+                transfer.finishBody()
+            }
+        })
+        await harness.shutDown()
+
+        let framing = body == .streaming ? "Transfer-Encoding: chunked" : "Content-Length: 11"
+        #expect(outcome.error == nil)
+        #expect(outcome.bodyText == "POST /up HTTP/1.1\r\nHost: up\r\n\(framing)|hello world")
+    }
+
+    @Test func aPausedResponseResumesWhereItStopped() async throws {
+        let size = 300_000
+        let server = try TestServer { connection in
+            guard connection.readRequest() != nil else { return }
+            connection.write("HTTP/1.1 200 OK\r\nContent-Length: \(size)\r\n\r\n")
+            connection.write(patternBody(size))
+        }
+        let harness = try UpstreamHarness()
+        let outcome = await harness.perform(request(server.baseURL, fields: ["Host": "up"]), on: .http1, setUp: { recorder, loop in
+            recorder.onBody = { transfer, recorder in
+                // Every 64 KiB, ask for no more and resume after the current events.
+                guard recorder.body.count / 65536 > recorder.pauseCount else { return true }
+                loop.runAfterEvents { transfer.resumeReceiving() }
+                return false
+            }
+        })
+        await harness.shutDown()
+
+        #expect(outcome.error == nil)
+        #expect(outcome.body == patternBody(size))
+        #expect(outcome.pauseCount >= 4)
+    }
+
+    @Test func aConnectionTheUpstreamClosedAfterItsAnswerIsNotUsedAgain() async throws {
+        let server = try TestServer { connection in
+            guard connection.readRequest() != nil else { return }
+            connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            // Closed with no `Connection: close`, as an upstream's idle timeout does.
+        }
+        let harness = try UpstreamHarness()
+        let first = await harness.perform(request(server.baseURL, fields: ["Host": "up"]), on: .http1)
+        // Whether the loop saw the close while the connection idled or the request met it
+        // (and went again on a new connection), the request is served.
+        let second = await harness.perform(request(server.baseURL, fields: ["Host": "up"]), on: .http1)
+        await harness.shutDown()
+
+        #expect(first.bodyText == "ok" && second.bodyText == "ok")
+        #expect(second.error == nil)
+        #expect(server.acceptCount == 2)
+    }
+
+    @Test func aCutResponseFailsAndAClosingOneIsNotKept() async throws {
+        let server = try TestServer { connection in
+            guard let received = connection.readRequest() else { return }
+            if received.requestLine.contains("/cut") {
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
+            } else {
+                connection.write("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok")
+            }
+        }
+        let harness = try UpstreamHarness()
+        let cut = await harness.perform(request(server.baseURL + "/cut", fields: ["Host": "up"]), on: .http1)
+        let closing = await harness.perform(request(server.baseURL, fields: ["Host": "up"]), on: .http1)
+        let idle = await harness.onLoop { client, _ in client.pool.idleCount }
+        await harness.shutDown()
+
+        #expect(cut.error?.code == .receiveFailed)
+        #expect(cut.bodyText == "abc" && cut.headBeforeFinish)
+        #expect(closing.error == nil && closing.bodyText == "ok")
+        #expect(idle == 0)
+    }
+
+    @Test func aRefusedConnectionFailsAsLibcurlReportsIt() async throws {
+        let server = try Self.echoingHeads()
+        let url = server.baseURL
+        server.stop()
+        let harness = try UpstreamHarness()
+        let outcome = await harness.perform(request(url, fields: ["Host": "up"]), on: .http1)
+        await harness.shutDown()
+        #expect(outcome.error?.code == .connectFailed)
+        #expect(outcome.finishCount == 1)
+    }
+}
