@@ -32,6 +32,9 @@ final class Route: Sendable {
     /// which then never look into a token's captures.
     let injectedCaptures: [String]
     let options: UpstreamOptions
+    /// Who speaks HTTP to the upstream: Latchkey itself over pooled connections, or
+    /// libcurl's full transfers where only they can (`UpstreamPath`).
+    let upstreamPath: UpstreamPath
     /// The identities whose tokens the route may inject; nil when it injects none.
     let identities: RouteIdentities?
     let renewal: RenewalPolicy
@@ -81,6 +84,7 @@ final class Route: Sendable {
         renewal = config.renewal
         handoff = config.handoff
         keepsCookies = config.cookieJar == .proxy
+        upstreamPath = UpstreamPath(url: config.upstream.url, options: options, cookieJar: keepsCookies)
         allowedMethods = Set(config.allowedMethods)
         allow = RouteAllowList(config.allow)
         upgrades = config.upgrades
