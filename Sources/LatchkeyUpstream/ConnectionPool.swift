@@ -14,7 +14,7 @@ import LatchkeyLoop
 public final class ConnectionPool {
     let loop: EventLoop
     @exclusivity(unchecked) private var idle: IdleConnections<PooledConnection, ConnectionKey>
-    private lazy var timer = LoopTimer { [unowned self] in self.expire() }
+    @exclusivity(unchecked) private var timer: LoopTimer!
 
     /// - Parameters:
     ///   - limitPerKey: idle connections kept per key; the oldest is closed beyond it.
@@ -23,6 +23,13 @@ public final class ConnectionPool {
     init(loop: EventLoop, limitPerKey: Int = 32, idleTimeout: Duration = .seconds(30)) {
         self.loop = loop
         idle = IdleConnections(limitPerKey: limitPerKey, idleTimeout: idleTimeout)
+        timer = LoopTimer { [unowned self] in self.expire() }
+    }
+
+    /// The timer holds the pool unowned: it must not fire after the pool is gone. (Parked
+    /// connections go with the client's multi, which closes them.)
+    deinit {
+        loop.disarm(timer)
     }
 
     /// Idle connections kept now.

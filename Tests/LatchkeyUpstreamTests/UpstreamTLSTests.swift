@@ -74,4 +74,35 @@ struct UpstreamTLSTests {
         #expect(outcome.body.count == TLSUpstream.bigSize)
         #expect(outcome.body == patternBody(TLSUpstream.bigSize))
     }
+
+    /// Latchkey's own HTTP/1.1 over curl_easy_send/recv: a client certificate, keep-alive
+    /// through the pool, and a large body paused and resumed with decrypted bytes held.
+    @Test func latchkeysOwnHTTP1OverMutualTLS() async throws {
+        let upstream = try TLSUpstream()
+        defer { upstream.stop() }
+        let harness = try UpstreamHarness()
+        let options = UpstreamOptions(
+            caFile: upstream.caFile, clientCertificateFile: upstream.clientCertificate, clientKeyFile: upstream.clientKey)
+        let first = await harness.perform(request(upstream.baseURL + "/", fields: ["Host": "localhost"], options: options), on: .http1)
+        let big = await harness.perform(
+            request(upstream.baseURL + "/big", fields: ["Host": "localhost"], options: options), on: .http1,
+            setUp: { recorder, loop in
+                var calls = 0
+                recorder.onBody = { transfer, _ in
+                    calls += 1
+                    guard calls % 4 == 0 else { return true }
+                    loop.runAfterEvents { transfer.resumeReceiving() }
+                    return false
+                }
+            }
+        )
+        let idle = await harness.onLoop { client, _ in client.pool.idleCount }
+        await harness.shutDown()
+        #expect(first.error == nil)
+        #expect(first.bodyText.hasPrefix("proto=HTTP/1.1 client=SUCCESS"))
+        #expect(big.error == nil)
+        #expect(big.pauseCount > 5)
+        #expect(big.body == patternBody(TLSUpstream.bigSize))
+        #expect(idle == 1, "both exchanges went over one connection")
+    }
 }
