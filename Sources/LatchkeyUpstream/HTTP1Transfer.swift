@@ -54,7 +54,7 @@ public final class HTTP1Transfer: UpstreamTransfer, IOHandler, UpstreamConnectio
     /// Nil when the request cannot be written (a URL that is not absolute, a method or
     /// target that is not fit for a request line).
     init?(client: UpstreamClient, request: UpstreamRequest, delegate: UpstreamTransferDelegate) {
-        guard let (origin, _) = request.originAndTarget, let head = request.encodedHead() else { return nil }
+        guard let (origin, target) = request.originAndTarget, let head = request.encodedHead(target: target) else { return nil }
         self.client = client
         self.delegate = delegate
         key = ConnectionKey(origin: origin, options: request.options)

@@ -142,15 +142,18 @@ struct HTTP1ExchangeMachineTests {
     @Test func theHeadCarriesTheBodysFramingAndAnOriginFormTarget() throws {
         let request = UpstreamRequest(method: "POST", url: "https://api.example:8443/v1/items?a=1", fields: ["Host": "api.example:8443"],
                                       body: .length(3))
-        #expect(request.originAndTarget?.origin == "https://api.example:8443")
-        let head = try #require(request.encodedHead())
+        let (origin, target) = try #require(request.originAndTarget)
+        #expect(origin == "https://api.example:8443" && target == "/v1/items?a=1")
+        let head = try #require(request.encodedHead(target: target))
         #expect(String(decoding: head, as: UTF8.self) == "POST /v1/items?a=1 HTTP/1.1\r\nHost: api.example:8443\r\nContent-Length: 3\r\n\r\n")
         let streamed = UpstreamRequest(method: "PUT", url: "http://up?q", fields: ["Host": "up"], body: .streaming)
         #expect(streamed.originAndTarget?.target == "/?q")
-        #expect(String(decoding: try #require(streamed.encodedHead()), as: UTF8.self) == "PUT /?q HTTP/1.1\r\nHost: up\r\nTransfer-Encoding: chunked\r\n\r\n")
+        #expect(String(decoding: try #require(streamed.encodedHead(target: "/?q")), as: UTF8.self)
+            == "PUT /?q HTTP/1.1\r\nHost: up\r\nTransfer-Encoding: chunked\r\n\r\n")
         #expect(UpstreamRequest(method: "GET", url: "http://up", fields: [:]).originAndTarget?.target == "/")
-        #expect(UpstreamRequest(method: "GET", url: "up/x", fields: [:]).encodedHead() == nil)
-        #expect(UpstreamRequest(method: "G T", url: "http://up/", fields: [:]).encodedHead() == nil)
+        #expect(UpstreamRequest(method: "GET", url: "up/x", fields: [:]).originAndTarget == nil)
+        #expect(UpstreamRequest(method: "GET", url: "http:///x", fields: [:]).originAndTarget == nil)
+        #expect(UpstreamRequest(method: "G T", url: "http://up/", fields: [:]).encodedHead(target: "/") == nil)
     }
 
     // MARK: the response
