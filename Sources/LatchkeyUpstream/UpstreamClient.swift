@@ -8,6 +8,11 @@ import LatchkeyLoop
 /// drains `curl_multi_info_read`. Connections are pooled by the multi; easy handles are
 /// kept configured on a free list.
 ///
+/// Transfers take one of two paths (`UpstreamPath`): libcurl's full transfers
+/// (`CurlTransfer`), or Latchkey's own HTTP/1.1 exchanges (`HTTP1Transfer`) on connections
+/// curl opens in connect-only mode (`connect`) and this client's `ConnectionPool` keeps
+/// alive. `activeTransfers` counts the first kind only.
+///
 /// Loop-confined: create, use and release it on its loop's thread.
 ///
 /// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
