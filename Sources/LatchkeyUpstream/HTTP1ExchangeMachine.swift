@@ -84,9 +84,7 @@ struct HTTP1ExchangeMachine {
     private let requestCloses: Bool
     /// The final head's verdict on keep-alive, once it came.
     private var responseKeepsAlive = false
-    /// The upstream's last sign of life, or our last reason to wait on it.
-    private var lastActivity: LoopInstant
-    private let idleTimeout: Duration
+    private var idle: IdleClock
     /// Request-body bytes taken from the client.
     private(set) var bytesSent: UInt64 = 0
     /// Response-body bytes delivered.
@@ -105,8 +103,7 @@ struct HTTP1ExchangeMachine {
     init(head: [UInt8], method: String, body: UpstreamBody, requestCloses: Bool, idleTimeout: Duration, now: LoopInstant) {
         self.method = method
         self.requestCloses = requestCloses
-        self.idleTimeout = idleTimeout
-        lastActivity = now
+        idle = IdleClock(timeout: idleTimeout, now: now)
         decoder = ResponseDecoder(requestMethod: method)
         var reserve = head.count
         switch body {
@@ -203,18 +200,13 @@ extension HTTP1ExchangeMachine {
 
     /// The idle timer fired at `now`.
     mutating func idleTimerFired(now: LoopInstant) -> IdleStep {
-        guard isExchanging else { return isOver ? .ignore : .rearm(at: now.advanced(by: idleTimeout)) }
+        guard isExchanging else { return isOver ? .ignore : .rearm(at: now.advanced(by: idle.timeout)) }
         // Not counted while we hold the exchange: waiting for the client's body or for the
         // delegate to drain, or while the first-byte timeout is the one that applies.
         let waitingOnClient = upload == .open(asked: true)
         let waitingOnUs = waitingOnClient || response == .streaming(paused: true) || response == .awaitingHead(timed: true)
-        if waitingOnUs {
-            lastActivity = now
-            return .rearm(at: now.advanced(by: idleTimeout))
-        }
-        let deadline = lastActivity.advanced(by: idleTimeout)
-        if deadline > now { return .rearm(at: deadline) }
-        return .fail(end(UpstreamError(.idleTimeout, detail: "upstream idle for longer than the idle timeout")))
+        if let deadline = idle.nextDeadline(firedAt: now, heldByUs: waitingOnUs) { return .rearm(at: deadline) }
+        return .fail(end(IdleClock.expired))
     }
 }
 
@@ -286,7 +278,7 @@ extension HTTP1ExchangeMachine {
     mutating func wrote(_ count: Int, now: LoopInstant) {
         guard isExchanging, count > 0 else { return }
         output.wrote(count)
-        lastActivity = now
+        idle.activity(at: now)
     }
 
     /// The request is written whole (nothing of it left to send).
@@ -304,7 +296,7 @@ extension HTTP1ExchangeMachine {
         guard isExchanging else { return DecodeStep(consumed: 0, event: .needMore) }
         if response == .streaming(paused: true) { return DecodeStep(consumed: 0, event: .paused) }
         if !input.isEmpty {
-            lastActivity = now
+            idle.activity(at: now)
             if case .awaitingHead = response {
                 // The upstream answers: no resend from now on.
                 response = .readingHead
@@ -368,7 +360,7 @@ extension HTTP1ExchangeMachine {
     mutating func resumeReceiving(now: LoopInstant) -> Bool {
         guard isExchanging, response == .streaming(paused: true) else { return false }
         response = .streaming(paused: false)
-        lastActivity = now
+        idle.activity(at: now)
         return true
     }
 

@@ -53,17 +53,14 @@ struct TransferMachine {
     private var uploadRemaining: UInt64
     private var queue = ByteQueue()
     private var parser = ResponseHeadParser()
-    /// The upstream's last sign of life, or our last reason to wait on it.
-    private var lastActivity: LoopInstant
-    private let idleTimeout: Duration
+    private var idle: IdleClock
     /// Request-body bytes handed to curl.
     private(set) var bytesSent: UInt64 = 0
     /// Response-body bytes handed to the delegate.
     private(set) var bytesReceived: UInt64 = 0
 
     init(body: UpstreamBody, idleTimeout: Duration, now: LoopInstant) {
-        self.idleTimeout = idleTimeout
-        lastActivity = now
+        idle = IdleClock(timeout: idleTimeout, now: now)
         let upload: Upload
         switch body {
         case .none:
@@ -173,7 +170,7 @@ extension TransferMachine {
             let limit = UInt64(capacity) < uploadRemaining ? capacity : Int(uploadRemaining)
             let n = queue.read(into: buffer, capacity: limit)
             bytesSent &+= UInt64(n)
-            lastActivity = now
+            idle.activity(at: now)
             guard uploadRemaining != .max else { return .copied(n, startFirstByteTimer: false) }
             uploadRemaining -= UInt64(n)
             // A sized body is sent with its last byte: curl does not ask for more.
@@ -214,7 +211,7 @@ extension TransferMachine {
     /// One complete header line.
     mutating func headerLine(_ line: UnsafeRawBufferPointer, now: LoopInstant) -> HeaderStep {
         guard case .running(let upload, let response) = state else { return .refuse }
-        lastActivity = now
+        idle.activity(at: now)
         let first = response == .awaitingHead(timed: true)
         if case .awaitingHead = response { state = .running(upload, .readingHead) }
         switch parser.consume(line) {
@@ -234,7 +231,7 @@ extension TransferMachine {
     mutating func bodyData(count: Int, now: LoopInstant) -> BodyStep {
         guard case .running(_, let response) = state else { return .refuse }
         if response == .streaming(paused: true) { return .hold }
-        lastActivity = now
+        idle.activity(at: now)
         bytesReceived &+= UInt64(count)
         return .deliver
     }
@@ -252,7 +249,7 @@ extension TransferMachine {
     mutating func resumeReceiving(now: LoopInstant) -> Bool {
         guard case .running(let upload, .streaming(paused: true)) = state else { return false }
         state = .running(upload, .streaming(paused: false))
-        lastActivity = now
+        idle.activity(at: now)
         return true
     }
 
@@ -302,14 +299,8 @@ extension TransferMachine {
         // delegate to drain, or while the first-byte timeout is the one that applies.
         let waitingOnClient = upload == .open(paused: true) && queue.isEmpty
         let waitingOnUs = waitingOnClient || response == .streaming(paused: true) || response == .awaitingHead(timed: true)
-        if waitingOnUs {
-            lastActivity = now
-            return .rearm(at: now.advanced(by: idleTimeout))
-        }
-        let deadline = lastActivity.advanced(by: idleTimeout)
-        if deadline > now { return .rearm(at: deadline) }
-        let error = UpstreamError(.idleTimeout, detail: "upstream idle for longer than the idle timeout")
-        _ = fail(error)
-        return .fail(error)
+        if let deadline = idle.nextDeadline(firedAt: now, heldByUs: waitingOnUs) { return .rearm(at: deadline) }
+        _ = fail(IdleClock.expired)
+        return .fail(IdleClock.expired)
     }
 }
