@@ -28,7 +28,7 @@ import statistics
 import subprocess
 import time
 
-from bench_support import PROXY_CORE, cpu_seconds, free_port, get_many, http_get, log, rss_kib
+from bench_support import PROXY_CORE, cpu_seconds, free_port, http_get, log, request_many, rss_kib
 
 CHECK_RUNS = 3
 CALLGRIND_REQUESTS = 2000
@@ -156,9 +156,9 @@ class RoutesScenarios:
             if started is None:
                 return None
             path = f"/r{count - 1}/small.json"
-            get_many(port, path, 200)
+            request_many(port, path, 200)
             subprocess.run(["callgrind_control", "--zero", str(p.pid)], check=True, capture_output=True)
-            get_many(port, path, CALLGRIND_REQUESTS)
+            request_many(port, path, CALLGRIND_REQUESTS)
             subprocess.run(["callgrind_control", "--dump", str(p.pid)], check=True, capture_output=True)
             threads = self.thread_totals(out)
             loop = sum(total for total, routed in threads if routed) / CALLGRIND_REQUESTS
