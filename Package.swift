@@ -53,7 +53,10 @@ let package = Package(
         // Listeners and client connections on the loop.
         .target(name: "LatchkeyServer", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "LatchkeyTLS", "CLinux"]),
         // libcurl multi driven by the loop's epoll.
-        .target(name: "LatchkeyUpstream", dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "CCurlShims"]),
+        .target(
+            name: "LatchkeyUpstream",
+            dependencies: ["LatchkeyHTTP", "LatchkeyLoop", "CCurlShims", .product(name: "CoreMetrics", package: "swift-metrics")]
+        ),
         // Log lines formatted, masked and written by a thread of their own.
         .target(
             name: "LatchkeyLogging",

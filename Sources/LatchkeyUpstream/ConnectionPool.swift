@@ -1,3 +1,4 @@
+import CoreMetrics
 import LatchkeyLoop
 
 /// The raw upstream connections of one loop kept alive between HTTP/1.1 exchanges
@@ -15,14 +16,18 @@ public final class ConnectionPool {
     let loop: EventLoop
     @exclusivity(unchecked) private var idle: IdleConnections<PooledConnection, ConnectionKey>
     @exclusivity(unchecked) private var timer: LoopTimer!
+    /// `latchkey_upstream_idle_connections`, shared by the loops' pools; moved by each
+    /// change of `idleCount`.
+    @exclusivity(unchecked) public var idleGauge: Meter? {
+        didSet {
+            oldValue?.decrement(by: Double(idle.count))
+            idleGauge?.increment(by: Double(idle.count))
+        }
+    }
 
-    /// - Parameters:
-    ///   - limitPerKey: idle connections kept per key; the oldest is closed beyond it.
-    ///   - idleTimeout: an idle connection is closed after this long. Shorter than most
-    ///     servers' own (nginx 75 s, Apache 5 s is the exception the resend covers).
-    init(loop: EventLoop, limitPerKey: Int = 32, idleTimeout: Duration = .seconds(30)) {
+    init(loop: EventLoop, limits: PoolLimits = PoolLimits()) {
         self.loop = loop
-        idle = IdleConnections(limitPerKey: limitPerKey, idleTimeout: idleTimeout)
+        idle = IdleConnections(limits: limits)
         timer = LoopTimer { [unowned self] in self.expire() }
     }
 
@@ -30,6 +35,7 @@ public final class ConnectionPool {
     /// connections go with the client's multi, which closes them.)
     deinit {
         loop.disarm(timer)
+        idleGauge?.decrement(by: Double(idle.count))
     }
 
     /// Idle connections kept now.
@@ -37,7 +43,19 @@ public final class ConnectionPool {
 
     /// The most recently parked connection for `key`, for an exchange to use.
     func take(_ key: ConnectionKey) -> PooledConnection? {
-        idle.take(key)
+        guard let pooled = idle.take(key) else { return nil }
+        idleGauge?.decrement()
+        return pooled
+    }
+
+    /// The limits in force: new ones (a reload) close the connections over them at once.
+    public var limits: PoolLimits {
+        get { idle.limits }
+        set {
+            guard newValue != idle.limits else { return }
+            close(idle.apply(newValue))
+            rearm()
+        }
     }
 
     /// The exchange on `pooled` ended and left it fit for another: it idles here.
@@ -48,7 +66,12 @@ public final class ConnectionPool {
         } catch {
             return pooled.close()
         }
-        idle.park(pooled, key: pooled.key, now: loop.now)?.close()
+        if let closed = idle.park(pooled, key: pooled.key, now: loop.now) {
+            closed.close()
+            if closed === pooled { return }
+        } else {
+            idleGauge?.increment()
+        }
         if !timer.isArmed, let deadline = idle.nextExpiry { loop.arm(timer, at: deadline) }
     }
 
@@ -65,11 +88,25 @@ public final class ConnectionPool {
             read = 0
         }
         guard read != nil else { return }
-        if idle.remove(pooled, key: pooled.key) { pooled.close() }
+        guard idle.remove(pooled, key: pooled.key) else { return }
+        pooled.close()
+        idleGauge?.decrement()
     }
 
     private func expire() {
-        for connection in idle.expire(now: loop.now) { connection.close() }
+        close(idle.expire(now: loop.now))
+        rearm()
+    }
+
+    /// Closes connections no longer parked.
+    private func close(_ connections: [PooledConnection]) {
+        guard !connections.isEmpty else { return }
+        for connection in connections { connection.close() }
+        idleGauge?.decrement(by: Double(connections.count))
+    }
+
+    private func rearm() {
+        loop.disarm(timer)
         if let deadline = idle.nextExpiry { loop.arm(timer, at: deadline) }
     }
 }

@@ -7,41 +7,68 @@ import LatchkeyLoop
 ///
 /// Taken last in, first out: the most recently used connection is the warmest (its TLS
 /// session and congestion window fresh) and the least likely to meet the upstream's own
-/// idle timeout, while the oldest age out. Over `limitPerKey`, the oldest of the key goes.
+/// idle timeout, while the oldest age out. Over the limit per key, the oldest of the key
+/// goes; over the limit for all keys together (a forward listener makes a key per host it
+/// intercepts), the oldest of all.
+///
+/// Every operation costs the same whatever the number of keys: the oldest of all is the
+/// front of `order`, a queue of park events in the order they happened.
 struct IdleConnections<Connection: AnyObject, Key: Hashable> {
     private struct Parked {
         let connection: Connection
+        let serial: UInt64
+    }
+
+    /// A park event. It is live while its connection is still parked: then it is the first
+    /// of its key's stack whenever it is the first live one of the queue.
+    private struct Event {
+        let key: Key
+        let serial: UInt64
         let since: LoopInstant
     }
 
     /// Per key, oldest first.
     private var stacks: [Key: [Parked]] = [:]
-    let limitPerKey: Int
-    let idleTimeout: Duration
+    /// Park events, oldest first, from `orderStart`; events of connections taken or removed
+    /// since stay until they reach the front or the queue is rebuilt, so that neither a
+    /// take nor a park ever searches it.
+    private var order: [Event] = []
+    private var orderStart = 0
+    private var nextSerial: UInt64 = 0
+    private(set) var limits: PoolLimits
     private(set) var count = 0
 
-    init(limitPerKey: Int, idleTimeout: Duration) {
-        self.limitPerKey = limitPerKey
-        self.idleTimeout = idleTimeout
+    init(limits: PoolLimits) {
+        self.limits = limits
     }
 
     /// The most recently parked connection for `key`, no longer parked.
     mutating func take(_ key: Key) -> Connection? {
         guard let parked = stacks[key]?.popLast() else { return nil }
+        if stacks[key]!.isEmpty { stacks[key] = nil }
         count -= 1
-        if stacks[key]?.isEmpty == true { stacks[key] = nil }
+        settleOrder()
         return parked.connection
     }
 
-    /// Parks `connection` at `now`. Returns the connection to close when the key is over its
-    /// limit: the oldest one (`connection` itself with a limit of 0).
+    /// Parks `connection` at `now`, which is never before an earlier park's. Returns the connection to close when a limit is passed:
+    /// the oldest of the key, else the oldest of all (`connection` itself with a limit of 0).
     mutating func park(_ connection: Connection, key: Key, now: LoopInstant) -> Connection? {
-        guard limitPerKey > 0 else { return connection }
-        stacks[key, default: []].append(Parked(connection: connection, since: now))
+        guard limits.perKey > 0, limits.total > 0 else { return connection }
+        nextSerial += 1
+        stacks[key, default: []].append(Parked(connection: connection, serial: nextSerial))
+        order.append(Event(key: key, serial: nextSerial, since: now))
         count += 1
-        guard stacks[key]!.count > limitPerKey else { return nil }
-        count -= 1
-        return stacks[key]!.removeFirst().connection
+        let closed: Connection?
+        if stacks[key]!.count > limits.perKey {
+            closed = removeOldest(of: key)
+        } else if count > limits.total {
+            closed = removeOldest()
+        } else {
+            closed = nil
+        }
+        settleOrder()
+        return closed
     }
 
     /// Forgets a parked connection (the upstream closed it). Returns false when it was not
@@ -49,27 +76,77 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
     mutating func remove(_ connection: Connection, key: Key) -> Bool {
         guard let index = stacks[key]?.firstIndex(where: { $0.connection === connection }) else { return false }
         stacks[key]!.remove(at: index)
-        count -= 1
         if stacks[key]!.isEmpty { stacks[key] = nil }
+        count -= 1
+        settleOrder()
         return true
     }
 
-    /// Removes and returns the connections idle for `idleTimeout` or longer at `now`.
+    /// Removes and returns the connections idle for the idle timeout or longer at `now`.
     mutating func expire(now: LoopInstant) -> [Connection] {
         var expired: [Connection] = []
-        for key in Array(stacks.keys) {
-            let stack = stacks[key]!
-            let kept = stack.drop { $0.since.advanced(by: idleTimeout) <= now }
-            guard kept.count < stack.count else { continue }
-            expired += stack[..<kept.startIndex].map(\.connection)
-            stacks[key] = kept.isEmpty ? nil : Array(kept)
+        while let oldest = order[orderStart...].first, oldest.since.advanced(by: limits.idleTimeout) <= now {
+            expired.append(removeOldest()!)
+            settleOrder()
         }
-        count -= expired.count
         return expired
     }
 
     /// When the oldest parked connection expires; nil when none is parked.
     var nextExpiry: LoopInstant? {
-        stacks.values.compactMap { $0.first?.since.advanced(by: idleTimeout) }.min()
+        order[orderStart...].first.map { $0.since.advanced(by: limits.idleTimeout) }
+    }
+
+    /// Puts new limits in force (a reload). Returns the connections over them, to close.
+    mutating func apply(_ limits: PoolLimits) -> [Connection] {
+        self.limits = limits
+        var closed: [Connection] = []
+        for key in Array(stacks.keys) {
+            while let stack = stacks[key], stack.count > min(limits.perKey, limits.total) {
+                closed.append(removeOldest(of: key))
+            }
+        }
+        settleOrder()
+        while count > limits.total {
+            closed.append(removeOldest()!)
+            settleOrder()
+        }
+        return closed
+    }
+
+    /// The oldest connection of `key`, which has at least one, no longer parked.
+    private mutating func removeOldest(of key: Key) -> Connection {
+        let parked = stacks[key]!.removeFirst()
+        if stacks[key]!.isEmpty { stacks[key] = nil }
+        count -= 1
+        return parked.connection
+    }
+
+    /// The oldest connection of all, no longer parked; the front of `order` must be live.
+    private mutating func removeOldest() -> Connection? {
+        guard let front = order[orderStart...].first else { return nil }
+        orderStart += 1
+        return removeOldest(of: front.key)
+    }
+
+    private func isLive(_ event: Event) -> Bool {
+        stacks[event.key]?.first?.serial == event.serial
+    }
+
+    /// Drops dead events from the front, so that the front is the oldest parked connection,
+    /// and rebuilds the queue when dead events outnumber the live ones: each event is
+    /// appended once and dropped or copied a bounded number of times.
+    private mutating func settleOrder() {
+        while orderStart < order.count, !isLive(order[orderStart]) { orderStart += 1 }
+        let held = order.count - orderStart
+        if held - count > count + 64 {
+            var live = Set<UInt64>(minimumCapacity: count)
+            for stack in stacks.values { live.formUnion(stack.lazy.map(\.serial)) }
+            order = order[orderStart...].filter { live.contains($0.serial) }
+            orderStart = 0
+        } else if orderStart > 1024, orderStart * 2 > order.count {
+            order.removeFirst(orderStart)
+            orderStart = 0
+        }
     }
 }
