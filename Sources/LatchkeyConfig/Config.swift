@@ -363,12 +363,15 @@ public struct Limits: Sendable, Equatable {
     public var tunnelIdleTimeout: Duration
     /// The same for an upgraded connection (a WebSocket); nil, the default, for none.
     public var upgradeIdleTimeout: Duration?
+    /// Upstream connections each loop keeps alive between requests (per upstream, for all
+    /// together) and for how long.
+    public var upstreamPool: PoolLimits
 
     public init(
         maxRequestLineBytes: Int = 8192, maxHeaderBytes: Int = 65536, maxHeaderCount: Int = 100,
         maxRequestBodyBytes: UInt64? = nil, maxConnections: Int = 10_000,
         headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), bodyTimeout: Duration = .seconds(60),
-        tunnelIdleTimeout: Duration = .seconds(600), upgradeIdleTimeout: Duration? = nil
+        tunnelIdleTimeout: Duration = .seconds(600), upgradeIdleTimeout: Duration? = nil, upstreamPool: PoolLimits = PoolLimits()
     ) {
         self.maxRequestLineBytes = maxRequestLineBytes
         self.maxHeaderBytes = maxHeaderBytes
@@ -380,6 +383,7 @@ public struct Limits: Sendable, Equatable {
         self.bodyTimeout = bodyTimeout
         self.tunnelIdleTimeout = tunnelIdleTimeout
         self.upgradeIdleTimeout = upgradeIdleTimeout
+        self.upstreamPool = upstreamPool
     }
 }
 

@@ -38,6 +38,7 @@ enum ConfigKeys {
     static let limits = [
         "max_request_line", "max_header_bytes", "max_headers", "max_body_bytes", "max_connections",
         "head_timeout", "idle_timeout", "body_timeout", "tunnel_idle_timeout", "upgrade_idle_timeout",
+        "upstream_idle_connections", "upstream_idle_connections_total", "upstream_idle_timeout",
     ]
     static let logging = ["level", "format", "access_log"]
     /// `ca: { cert_file, key_file }`: the user's own CA for `local_ca` listeners.

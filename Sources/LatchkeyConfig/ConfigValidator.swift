@@ -368,6 +368,19 @@ struct ConfigValidator {
         if let value = positiveDuration(raw, "body_timeout") { limits.bodyTimeout = value }
         if let value = positiveDuration(raw, "tunnel_idle_timeout") { limits.tunnelIdleTimeout = value }
         if let value = positiveDuration(raw, "upgrade_idle_timeout") { limits.upgradeIdleTimeout = value }
+        if let value = raw.int("upstream_idle_connections") {
+            if (0...100_000).contains(value) {
+                limits.upstreamPool.perKey = value
+            } else {
+                diagnostics.error(path / "upstream_idle_connections", "out of range", expected: "a count from 0 (keep none) to 100000")
+            }
+        }
+        if let value = raw.int("upstream_idle_connections_total").flatMap({
+            positiveInt($0 < 0 ? 0 : UInt64($0), "upstream_idle_connections_total", maximum: 1_000_000)
+        }) {
+            limits.upstreamPool.total = value
+        }
+        if let value = positiveDuration(raw, "upstream_idle_timeout") { limits.upstreamPool.idleTimeout = value }
         return limits
     }
 

@@ -35,13 +35,16 @@ final class ProxyContext: Sendable {
     /// The certificates of intercepted CONNECT tunnels; nil without a forward listener.
     let interception: InterceptCertificates?
     let logger: Logger
+    /// How many upstream connections each loop keeps alive, and for how long.
+    let upstreamPool: PoolLimits
     /// The inbound checks and routing of this configuration.
     let admission: Admission
 
     init(routes: RouteTable, policies: [ListenerPolicy], credentials: CredentialStore, identities: [String: Identity],
          accessLog: AccessLog, metrics: ProxyMetrics, metricsEndpoint: MetricsEndpoint, readiness: Readiness,
          identitiesEndpoint: IdentitiesEndpoint, statusPage: StatusPageEndpoint, handoffCaller: HandoffCaller?,
-         handoffMarks: HandoffMarks, tlsFailureLog: TLSFailureLog, interception: InterceptCertificates? = nil, logger: Logger) {
+         handoffMarks: HandoffMarks, tlsFailureLog: TLSFailureLog, interception: InterceptCertificates? = nil,
+         upstreamPool: PoolLimits = PoolLimits(), logger: Logger) {
         self.routes = routes
         self.policies = policies
         self.credentials = credentials
@@ -57,6 +60,7 @@ final class ProxyContext: Sendable {
         self.tlsFailureLog = tlsFailureLog
         self.interception = interception
         self.logger = logger
+        self.upstreamPool = upstreamPool
         admission = Admission(routes: routes, policies: policies, identities: identities, handoffCaller: handoffCaller)
     }
 }
@@ -67,13 +71,23 @@ final class ProxyHandler: ServerHandler {
     let loop: EventLoop
     let upstream: UpstreamClient
     /// The configuration new requests get; replaced on this loop by a reload.
-    var context: ProxyContext
+    var context: ProxyContext {
+        didSet { configurePool() }
+    }
     var logger: Logger { context.logger }
 
     init(loop: EventLoop, context: ProxyContext) throws {
         self.loop = loop
         self.context = context
         upstream = try UpstreamClient(loop: loop)
+        configurePool()
+    }
+
+    /// The upstream connection pool takes the configuration's limits (closing what is over
+    /// them now) and reports to its metrics.
+    private func configurePool() {
+        upstream.pool.limits = context.upstreamPool
+        upstream.pool.idleGauge = context.metrics.upstreamIdleConnections
     }
 
     func handle(_ exchange: ServerExchange) -> ExchangeHandler {

@@ -78,6 +78,7 @@ struct RuntimeServices: Sendable {
             handoffMarks: handoffMarks,
             tlsFailureLog: tlsFailureLog,
             interception: interception,
+            upstreamPool: config.limits.upstreamPool,
             logger: logger
         )
         return RunningConfiguration(config: config, identities: identities, tokenStore: tokenStore, routeIdentities: routeIdentities,
