@@ -165,6 +165,16 @@ final class CurlEasy {
         return UpstreamError(curlCode: code, errorBuffer: errorText)
     }
 
+    /// The connections the last transfer on the handle went on: CURLINFO_NUM_CONNECTS
+    /// counts the ones it opened; none opened and a request sent means one kept alive.
+    var connectionUse: ConnectionUse {
+        var opened = 0
+        var requestSize = 0
+        _ = lk_curl_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &opened)
+        _ = lk_curl_easy_getinfo_long(handle, CURLINFO_REQUEST_SIZE, &requestSize)
+        return ConnectionUse(opened: opened, reused: opened == 0 && requestSize > 0)
+    }
+
     /// The transfer's error text (CURLOPT_ERRORBUFFER) if curl wrote one.
     var errorText: UnsafePointer<CChar>? {
         errorBuffer[0] == 0 ? nil : UnsafePointer(errorBuffer)

@@ -36,6 +36,8 @@ public final class CurlTransfer: UpstreamTransfer {
     public var bytesSent: UInt64 { machine.bytesSent }
     /// Response-body bytes handed to the delegate.
     public var bytesReceived: UInt64 { machine.bytesReceived }
+    /// Read off the handle when it is released.
+    @exclusivity(unchecked) public private(set) var connectionUse = ConnectionUse()
 
     init(client: UpstreamClient, request: UpstreamRequest, delegate: UpstreamTransferDelegate, now: LoopInstant) {
         self.client = client
@@ -98,6 +100,7 @@ public final class CurlTransfer: UpstreamTransfer {
         guard let easy else { return nil }
         loop.disarm(easy.firstByteTimer)
         loop.disarm(easy.idleTimer)
+        connectionUse = easy.connectionUse
         easy.transfer = nil
         self.easy = nil
         headers = nil

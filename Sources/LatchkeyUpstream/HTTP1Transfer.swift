@@ -42,6 +42,7 @@ public final class HTTP1Transfer: UpstreamTransfer, IOHandler, UpstreamConnectio
     @exclusivity(unchecked) private var wantsBodyScheduled = false
     private let startedAt: LoopInstant
     @exclusivity(unchecked) public private(set) var upstreamTime: Duration?
+    @exclusivity(unchecked) public private(set) var connectionUse = ConnectionUse()
     private lazy var firstByteTimer = LoopTimer { [unowned self] in self.firstByteTimerFired() }
     private lazy var idleTimer = LoopTimer { [unowned self] in self.idleTimerFired() }
 
@@ -73,6 +74,7 @@ public final class HTTP1Transfer: UpstreamTransfer, IOHandler, UpstreamConnectio
         running = self
         if options.idleTimeout > .zero { loop.arm(idleTimer, after: options.idleTimeout) }
         if let pooled = client.pool.take(key) {
+            connectionUse.reused = true
             attach(pooled, reused: true)
         } else {
             openConnection()
@@ -132,6 +134,7 @@ public final class HTTP1Transfer: UpstreamTransfer, IOHandler, UpstreamConnectio
     public func upstreamConnected(_ connection: UpstreamConnection) {
         guard connection === connecting else { return connection.close() }
         connecting = nil
+        connectionUse.opened += 1
         attach(PooledConnection(connection: connection, key: key, pool: client.pool), reused: false)
     }
 
@@ -284,6 +287,7 @@ public final class HTTP1Transfer: UpstreamTransfer, IOHandler, UpstreamConnectio
         case .readOn:
             setWritable(false)
         case .resend:
+            connectionUse.resent = true
             loop.disarm(firstByteTimer)
             release(keepingConnection: false)
             openConnection()

@@ -24,7 +24,7 @@ public final class UpstreamClient {
     private let maxFreeHandles: Int
     @exclusivity(unchecked) private var active: [CurlTransfer] = []
     /// The raw connections kept alive between `HTTP1Transfer`s.
-    let pool: ConnectionPool
+    public let pool: ConnectionPool
     /// Connect-only connections, from `connect` to `close`.
     @exclusivity(unchecked) private var connections: [ObjectIdentifier: UpstreamConnection] = [:]
     /// What curl reported done in one drain, finished after it.

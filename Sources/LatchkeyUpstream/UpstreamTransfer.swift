@@ -32,6 +32,8 @@ public protocol UpstreamTransfer: AnyObject {
     var bytesSent: UInt64 { get }
     /// Response-body bytes handed to the delegate.
     var bytesReceived: UInt64 { get }
+    /// The connections it went on so far.
+    var connectionUse: ConnectionUse { get }
 }
 
 extension UpstreamBody {

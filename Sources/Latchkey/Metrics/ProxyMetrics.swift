@@ -13,6 +13,9 @@ struct ProxyMetrics: Sendable {
     /// `latchkey_refused_requests_total{reason}`, by the `error` code of the proxy's answer.
     private let refusals: [String: Counter]
     let tlsHandshakes: TLSHandshakeMetrics
+    /// `latchkey_upstream_idle_connections`: upstream connections kept alive in the loops'
+    /// pools now.
+    let upstreamIdleConnections: Meter
 
     /// Every `error` code of an answer the proxy makes instead of forwarding, except the
     /// upstream failures (counted by kind, per route).
@@ -42,6 +45,7 @@ struct ProxyMetrics: Sendable {
             (reason, Counter(label: "latchkey_refused_requests_total", dimensions: [("reason", reason)], factory: factory))
         })
         tlsHandshakes = TLSHandshakeMetrics(config: config, factory: factory)
+        upstreamIdleConnections = Meter(label: "latchkey_upstream_idle_connections", dimensions: [], factory: factory)
     }
 
     /// `next`, a reloaded configuration's, replaces these: the series of the routes it lacks

@@ -19,6 +19,12 @@ final class RouteMetrics: Sendable {
     let tokenRenewals: Counter?
     /// `latchkey_token_replays_total{route}`: a request sent again with the renewed token.
     let tokenReplays: Counter?
+    /// `latchkey_upstream_connections_opened_total{route}`,
+    /// `latchkey_upstream_connection_reuses_total{route}` and
+    /// `latchkey_upstream_resends_total{route}`.
+    private let connectionsOpened: Counter
+    private let connectionReuses: Counter
+    private let resends: Counter
     /// `latchkey_upgraded_connections{route}`: switched streams (WebSockets) open now.
     private let upgraded: Meter
     /// `latchkey_upgraded_bytes_total{route, direction}`: bytes of switched streams, counted
@@ -38,6 +44,9 @@ final class RouteMetrics: Sendable {
         upstreamDuration = CoreMetrics.Timer(label: "latchkey_upstream_duration_seconds", dimensions: [("route", route)], factory: factory)
         tokenRenewals = renewsTokens ? Counter(label: "latchkey_token_renewals_total", dimensions: [("route", route)], factory: factory) : nil
         tokenReplays = renewsTokens ? Counter(label: "latchkey_token_replays_total", dimensions: [("route", route)], factory: factory) : nil
+        connectionsOpened = Counter(label: "latchkey_upstream_connections_opened_total", dimensions: [("route", route)], factory: factory)
+        connectionReuses = Counter(label: "latchkey_upstream_connection_reuses_total", dimensions: [("route", route)], factory: factory)
+        resends = Counter(label: "latchkey_upstream_resends_total", dimensions: [("route", route)], factory: factory)
         upgraded = Meter(label: "latchkey_upgraded_connections", dimensions: [("route", route)], factory: factory)
         upgradedBytes = ["to_upstream", "to_client"].map { direction in
             Counter(label: "latchkey_upgraded_bytes_total", dimensions: [("route", route), ("direction", direction)], factory: factory)
@@ -67,6 +76,13 @@ final class RouteMetrics: Sendable {
         upstreamFailures[code]?.increment()
     }
 
+    /// An upstream transfer ended, having gone on these connections.
+    func upstreamConnections(_ use: ConnectionUse) {
+        if use.opened > 0 { connectionsOpened.increment(by: use.opened) }
+        if use.reused { connectionReuses.increment() }
+        if use.resent { resends.increment() }
+    }
+
     func upstreamCompleted(after duration: Duration) {
         upstreamDuration.recordNanoseconds(Int64(clamping: duration.nanosecondsClamped))
     }
@@ -83,6 +99,7 @@ final class RouteMetrics: Sendable {
         for counter in requests { counter.destroy() }
         for counter in upstreamFailures.values { counter.destroy() }
         upstreamDuration.destroy()
+        for counter in [connectionsOpened, connectionReuses, resends] { counter.destroy() }
         upgraded.destroy()
         for counter in upgradedBytes { counter.destroy() }
     }

@@ -172,6 +172,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
     }
 
     func upstreamDidFinish(_ transfer: UpstreamTransfer, error: UpstreamError?) {
+        ended(transfer)
         let action = machine.upstreamFinished(failed: error != nil)
         switch action {
         case .ignore:
@@ -185,7 +186,6 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
         case .finish, .answerFailure, .cutResponse:
             break
         }
-        self.transfer = nil
         if let error {
             conclude(.upstreamFailed(error, headSent: action == .cutResponse, upstreamTime: transfer.upstreamTime))
         } else {
@@ -210,7 +210,14 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
     /// Stops a transfer whose response will not be relayed; nothing is reported after.
     func cancel(_ transfer: UpstreamTransfer) {
         transfer.cancel()
+        if transfer === self.transfer { ended(transfer) }
+    }
+
+    /// The running transfer finished or was cancelled: it is let go, and the connections it
+    /// went on are counted, once.
+    private func ended(_ transfer: UpstreamTransfer) {
         self.transfer = nil
+        metrics.upstreamConnections(transfer.connectionUse)
     }
 
     /// Answers the client from the proxy itself (no upstream response was relayed); the
