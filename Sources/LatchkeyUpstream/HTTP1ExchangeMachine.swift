@@ -313,7 +313,7 @@ extension HTTP1ExchangeMachine {
                 return DecodeStep(consumed: consumed, event: .needMore)
             case .head(let head) where head.status == 101:
                 return DecodeStep(consumed: consumed, event: .fail(end(UpstreamError(
-                    .receiveFailed, detail: "the upstream switched protocols unasked"))))
+                    .other, detail: "the upstream switched protocols unasked"))))
             case .head(let head) where head.status < 200:
                 continue
             case .head(let head):
@@ -334,10 +334,12 @@ extension HTTP1ExchangeMachine {
                 return DecodeStep(consumed: consumed, event: .complete(reusable: reusable))
             case .switched:
                 return DecodeStep(consumed: consumed, event: .fail(end(UpstreamError(
-                    .receiveFailed, detail: "the upstream switched protocols unasked"))))
+                    .other, detail: "the upstream switched protocols unasked"))))
             case .error(let error):
+                // A broken answer, not a broken connection: `.other` (502 bad_gateway), as
+                // libcurl's CURLE_WEIRD_SERVER_REPLY is.
                 return DecodeStep(consumed: consumed, event: .fail(end(UpstreamError(
-                    .receiveFailed, detail: "the upstream's response: \(error)"))))
+                    .other, detail: "the upstream's response: \(error)"))))
             }
         }
     }

@@ -245,11 +245,13 @@ struct HTTP1ExchangeMachineTests {
         #expect(wire.feed(&m, "bye") == [.body("bye"), .complete(reusable: false)])
     }
 
-    @Test func anUnaskedSwitchAndAMalformedHeadFail() {
+    /// A broken answer, not a broken connection: `.other`, a 502 `bad_gateway` as on
+    /// libcurl's path, not `upstream_reset`.
+    @Test func anUnaskedSwitchAndAMalformedHeadFailAsABadGateway() {
         var m = Self.sent()
-        #expect(Self.feed(&m, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n") == [.fail(.receiveFailed)])
+        #expect(Self.feed(&m, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n") == [.fail(.other)])
         var n = Self.sent()
-        #expect(Self.feed(&n, "HTTP/1.1 200 OK\r\nContent-Length: 1, 2\r\n\r\n") == [.fail(.receiveFailed)])
+        #expect(Self.feed(&n, "HTTP/1.1 200 OK\r\nContent-Length: 1, 2\r\n\r\n") == [.fail(.other)])
         #expect(n.isOver)
     }
 
