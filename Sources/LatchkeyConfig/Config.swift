@@ -272,10 +272,14 @@ public struct UpstreamConfig: Sendable, Equatable {
     public var url: String
     /// TLS files, HTTP/2, an HTTP proxy and timeouts: handed to the upstream client as is.
     public var options: UpstreamOptions
+    /// `engine: libcurl`: libcurl's full transfers even where Latchkey's own HTTP/1.1 would
+    /// serve (`UpstreamPath`), should an upstream need curl's leniency.
+    public var forcesLibcurl: Bool
 
-    public init(url: String, options: UpstreamOptions = .init()) {
+    public init(url: String, options: UpstreamOptions = .init(), forcesLibcurl: Bool = false) {
         self.url = url
         self.options = options
+        self.forcesLibcurl = forcesLibcurl
     }
 }
 

@@ -28,7 +28,7 @@ enum ConfigKeys {
     /// The long form of `upstream:` (and of an identity's `token_url:` and `issuer:`).
     static let upstream = [
         "url", "ca_file", "client_cert", "client_key", "http2", "proxy",
-        "connect_timeout", "first_byte_timeout", "idle_timeout",
+        "connect_timeout", "first_byte_timeout", "idle_timeout", "engine",
     ]
     /// A `renew_on` entry that looks into the answer's body: `{ status: 401, json: { status_code: 3 } }`.
     static let renewOn = ["status", "json"]

@@ -118,7 +118,7 @@ extension ConfigValidator {
         // Upstream.
         var upstream: UpstreamConfig?
         if let rawUpstream = raw.node("upstream") {
-            upstream = validateUpstream(rawUpstream)
+            upstream = validateUpstream(rawUpstream, ofRoute: true)
         } else {
             diagnostics.error(path, "missing key 'upstream'", expected: "the upstream's base URL, e.g. upstream: https://api.example.com")
         }
@@ -259,8 +259,9 @@ extension ConfigValidator {
     }
 
     /// `upstream: https://host/base`, or the long form with TLS, proxy and timeout settings
-    /// (also an identity's `token_url:` and `issuer:`).
-    mutating func validateUpstream(_ node: ConfigNode) -> UpstreamConfig? {
+    /// (also an identity's `token_url:` and `issuer:`). `ofRoute`: a route's, which may name
+    /// its `engine`.
+    mutating func validateUpstream(_ node: ConfigNode, ofRoute: Bool = false) -> UpstreamConfig? {
         let path = node.path
         if case .scalar(let scalar) = node.node {
             return validateUpstream(url: scalar.string, at: path, long: nil)
@@ -270,12 +271,12 @@ extension ConfigValidator {
             diagnostics.error(path, "missing key 'url'", expected: "the upstream's base URL")
             return nil
         }
-        return validateUpstream(url: url, at: path, long: raw)
+        return validateUpstream(url: url, at: path, long: raw, ofRoute: ofRoute)
     }
 
     /// The URL (at `path` itself in the short form, else at `path.url`) and the long form's
     /// settings.
-    private mutating func validateUpstream(url: String, at path: ConfigPath, long raw: ConfigMapping?) -> UpstreamConfig? {
+    private mutating func validateUpstream(url: String, at path: ConfigPath, long raw: ConfigMapping?, ofRoute: Bool = false) -> UpstreamConfig? {
         let urlPath = raw == nil ? path : path / "url"
         var valid = true
         var scheme = "https"
@@ -303,6 +304,15 @@ extension ConfigValidator {
             diagnostics.error(urlPath, "TLS settings on a plain http upstream", expected: "an https URL")
         }
         upstream.options.http2 = raw.bool("http2") ?? false
+        if let engine = raw.string("engine") {
+            switch engine {
+            case _ where !ofRoute:
+                diagnostics.error(path / "engine", "only a route's upstream has an engine", expected: "no engine: Latchkey's own requests go through libcurl")
+            case "latchkey": break
+            case "libcurl": upstream.forcesLibcurl = true
+            default: diagnostics.error(path / "engine", "unknown engine \"\(engine)\"", expected: "latchkey (the default) or libcurl")
+            }
+        }
         if let proxy = raw.string("proxy") {
             if case .failure(let failure) = ConfigSyntax.proxyURL(proxy) {
                 diagnostics.error(path / "proxy", failure.message, expected: failure.expected)

@@ -7,10 +7,12 @@ public enum UpstreamPath: Sendable, Equatable {
     /// libcurl's full transfer (`CurlTransfer`), for what only it gives.
     case curl
 
-    /// - Parameter cookieJar: the route keeps the upstream's cookies in a jar.
-    public init(url: String, options: UpstreamOptions, cookieJar: Bool) {
+    /// - Parameters:
+    ///   - cookieJar: the route keeps the upstream's cookies in a jar.
+    ///   - forcesCurl: the route asks for libcurl's full transfers whatever else it says.
+    public init(url: String, options: UpstreamOptions, cookieJar: Bool, forcesCurl: Bool = false) {
         let scheme = url.prefix { $0 != ":" }.lowercased()
-        guard scheme == "http" || scheme == "https" else {
+        guard !forcesCurl, scheme == "http" || scheme == "https" else {
             self = .curl
             return
         }

@@ -69,3 +69,29 @@ def test_connect_timeout_is_a_504(latchkey):
         for s in fillers:
             s.close()
         blackhole.close()
+
+
+def test_engine_libcurl_keeps_an_upstream_with_bare_lf_heads_working(latchkey):
+    """Latchkey's own HTTP/1.1 refuses a response head whose lines end in a bare LF (RFC
+    9112 §2.2 allows either); libcurl reads it. `engine: libcurl` is the way back for such an
+    upstream."""
+    stub = CannedServer(lambda head, conn: conn.sendall(b"HTTP/1.1 200 OK\nContent-Length: 2\nConnection: close\n\nok"))
+    try:
+        strict = latchkey.serve(config(stub.url))
+        refused = strict.get("/thing")
+        assert refused.status == 502, refused
+        assert refused.json()["error"] == "bad_gateway"
+        lenient = latchkey.serve(config(route={"upstream": {"url": stub.url, "engine": "libcurl"}}))
+        answered = lenient.get("/thing")
+        assert answered.status == 200, answered
+        assert answered.body == b"ok"
+    finally:
+        stub.close()
+
+
+def test_engine_is_a_route_setting_only(latchkey, tmp_path):
+    path = tmp_path / "engine.yaml"
+    path.write_text("routes:\n  - { name: a, path: /, upstream: { url: 'http://127.0.0.1:9', engine: curl } }\n")
+    result = latchkey.run(["check", "--config", str(path)])
+    assert result.returncode != 0
+    assert "routes[0].upstream.engine: unknown engine \"curl\"" in result.stderr + result.stdout

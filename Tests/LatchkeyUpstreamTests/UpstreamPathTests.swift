@@ -17,4 +17,8 @@ struct UpstreamPathTests {
         #expect(UpstreamPath(url: "http://up/", options: UpstreamOptions(proxy: "proxy:3128"), cookieJar: false) == .curl)
         #expect(UpstreamPath(url: "ftp://up/", options: UpstreamOptions(), cookieJar: false) == .curl)
     }
+
+    @Test func aRouteMayAskForLibcurl() {
+        #expect(UpstreamPath(url: "https://up/", options: UpstreamOptions(), cookieJar: false, forcesCurl: true) == .curl)
+    }
 }

@@ -84,7 +84,8 @@ final class Route: Sendable {
         renewal = config.renewal
         handoff = config.handoff
         keepsCookies = config.cookieJar == .proxy
-        upstreamPath = UpstreamPath(url: config.upstream.url, options: options, cookieJar: keepsCookies)
+        upstreamPath = UpstreamPath(url: config.upstream.url, options: options, cookieJar: keepsCookies,
+                                    forcesCurl: config.upstream.forcesLibcurl)
         allowedMethods = Set(config.allowedMethods)
         allow = RouteAllowList(config.allow)
         upgrades = config.upgrades
