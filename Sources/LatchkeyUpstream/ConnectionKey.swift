@@ -3,7 +3,12 @@
 /// against, the client certificate it presented, the proxy it goes through, the destination
 /// guard. Timeouts and the request's own settings are not part of it: they apply to each
 /// exchange, not to the connection.
-struct ConnectionKey: Hashable {
+///
+/// Made once per route (`UpstreamRequest.connectionKey`) and hashed once: the pool looks it
+/// up twice per request.
+public struct ConnectionKey: Hashable, Sendable {
+    /// First, so that the synthesized `==` compares it first.
+    private let hash: Int
     /// `scheme://authority`, lowercased (RFC 3986 §6.2.2.1: case-insensitive parts).
     let origin: String
     let caFile: String?
@@ -12,12 +17,24 @@ struct ConnectionKey: Hashable {
     let proxy: String?
     let refusesLocalDestinations: Bool
 
-    init(origin: Substring, options: UpstreamOptions) {
+    public init(origin: some StringProtocol, options: UpstreamOptions) {
         self.origin = origin.lowercased()
         caFile = options.caFile
         clientCertificateFile = options.clientCertificateFile
         clientKeyFile = options.clientKeyFile
         proxy = options.proxy
         refusesLocalDestinations = options.refusesLocalDestinations
+        var hasher = Hasher()
+        hasher.combine(self.origin)
+        hasher.combine(caFile)
+        hasher.combine(clientCertificateFile)
+        hasher.combine(clientKeyFile)
+        hasher.combine(proxy)
+        hasher.combine(refusesLocalDestinations)
+        hash = hasher.finalize()
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(hash)
     }
 }

@@ -58,7 +58,7 @@ public final class HTTP1Transfer: UpstreamTransfer, IOHandler, UpstreamConnectio
         guard let (origin, target) = request.originAndTarget, let head = request.encodedHead(target: target) else { return nil }
         self.client = client
         self.delegate = delegate
-        key = ConnectionKey(origin: origin, options: request.options)
+        key = request.connectionKey ?? ConnectionKey(origin: origin, options: request.options)
         options = request.options
         connectURL = origin + "/"
         startedAt = client.loop.now

@@ -44,8 +44,10 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
 
     /// The most recently parked connection for `key`, no longer parked.
     mutating func take(_ key: Key) -> Connection? {
-        guard let parked = stacks[key]?.popLast() else { return nil }
-        if stacks[key]!.isEmpty { stacks[key] = nil }
+        // One lookup of the key, not one per step: the pool is asked on every request.
+        guard let index = stacks.index(forKey: key) else { return nil }
+        let parked = stacks.values[index].removeLast()
+        if stacks.values[index].isEmpty { stacks.remove(at: index) }
         count -= 1
         settleOrder()
         return parked.connection
@@ -56,11 +58,11 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
     mutating func park(_ connection: Connection, key: Key, now: LoopInstant) -> Connection? {
         guard limits.perKey > 0, limits.total > 0 else { return connection }
         nextSerial += 1
-        stacks[key, default: []].append(Parked(connection: connection, serial: nextSerial))
+        let parkedOfKey = stacks[key, default: []].appending(Parked(connection: connection, serial: nextSerial))
         order.append(Event(key: key, serial: nextSerial, since: now))
         count += 1
         let closed: Connection?
-        if stacks[key]!.count > limits.perKey {
+        if parkedOfKey > limits.perKey {
             closed = removeOldest(of: key)
         } else if count > limits.total {
             closed = removeOldest()
@@ -148,5 +150,13 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
             order.removeFirst(orderStart)
             orderStart = 0
         }
+    }
+}
+
+private extension Array {
+    /// Appends `element` and returns the new count: one access for a dictionary's value.
+    mutating func appending(_ element: Element) -> Int {
+        append(element)
+        return count
     }
 }

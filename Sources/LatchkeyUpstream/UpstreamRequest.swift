@@ -12,6 +12,9 @@ public struct UpstreamRequest: Sendable {
     /// The jar whose cookies go with the request and which keeps the response's Set-Cookie;
     /// nil: the request's own Cookie field only, and nothing kept.
     public var cookieJar: CookieJar?
+    /// The pool's key for the URL's origin and `options`, when the caller keeps one made
+    /// (a route's); else it is made per request.
+    public var connectionKey: ConnectionKey?
 
     public init(
         method: String,
@@ -19,7 +22,8 @@ public struct UpstreamRequest: Sendable {
         fields: HTTPFields,
         body: UpstreamBody = .none,
         options: UpstreamOptions = UpstreamOptions(),
-        cookieJar: CookieJar? = nil
+        cookieJar: CookieJar? = nil,
+        connectionKey: ConnectionKey? = nil
     ) {
         self.method = method
         self.url = url
@@ -27,6 +31,7 @@ public struct UpstreamRequest: Sendable {
         self.body = body
         self.options = options
         self.cookieJar = cookieJar
+        self.connectionKey = connectionKey
     }
 
     /// With a jar, the request's own cookies go to curl as CURLOPT_COOKIE, which curl sends

@@ -35,6 +35,8 @@ final class Route: Sendable {
     /// Who speaks HTTP to the upstream: Latchkey itself over pooled connections, or
     /// libcurl's full transfers where only they can (`UpstreamPath`).
     let upstreamPath: UpstreamPath
+    /// The upstream pool's key for the route's upstream, made once.
+    let connectionKey: ConnectionKey
     /// The identities whose tokens the route may inject; nil when it injects none.
     let identities: RouteIdentities?
     let renewal: RenewalPolicy
@@ -84,6 +86,7 @@ final class Route: Sendable {
         renewal = config.renewal
         handoff = config.handoff
         keepsCookies = config.cookieJar == .proxy
+        connectionKey = ConnectionKey(origin: upstream.origin, options: options)
         upstreamPath = UpstreamPath(url: config.upstream.url, options: options, cookieJar: keepsCookies,
                                     forcesCurl: config.upstream.forcesLibcurl)
         allowedMethods = Set(config.allowedMethods)

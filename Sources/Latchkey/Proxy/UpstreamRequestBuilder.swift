@@ -58,7 +58,8 @@ enum UpstreamRequestBuilder {
         case .length(let length): body = .length(length)
         case .chunked: body = .streaming
         }
-        return UpstreamRequest(method: head.method, url: url, fields: fields, body: body, options: route.options)
+        return UpstreamRequest(method: head.method, url: url, fields: fields, body: body, options: route.options,
+                               connectionKey: route.connectionKey)
     }
 
     /// Attaches the route's credentials to `fields`, or to the query: returns the query's
