@@ -100,6 +100,7 @@ import time
 from bench_forward import ForwardScenarios
 from bench_log import LogScenarios
 from bench_oauth import OAuthScenarios
+from bench_peers import PeerInstructionCounts
 from bench_routes import RoutesScenarios
 from bench_tls import TLSScenarios
 from bench_upload import UploadScenarios
@@ -127,7 +128,7 @@ end
 
 
 class Bench(OAuthScenarios, LogScenarios, TLSScenarios, ForwardScenarios, WebSocketScenarios, UploadScenarios,
-            RoutesScenarios):
+            RoutesScenarios, PeerInstructionCounts):
     def __init__(self, args):
         self.args = args
         self.work = tempfile.mkdtemp(prefix="latchkey-bench.")
@@ -294,7 +295,18 @@ http {{
             self.notes.append("haproxy: not installed, skipped")
             return
         port = free_port()
-        conf = os.path.join(self.work, "haproxy.cfg")
+        conf = self.haproxy_conf("haproxy", port)
+        p = self.spawn("haproxy", ["haproxy", "-db", "-f", conf], PROXY_CORE)
+        if not wait_port(port, p):
+            self.notes.append("haproxy: did not start, skipped: " + self.read_log("haproxy")[-300:])
+            log("bench: " + self.notes[-1])
+            return
+        self.targets["haproxy"] = {"port": port, "pid": p.pid}
+
+    def haproxy_conf(self, name, port):
+        """haproxy as the proxy, one thread, listening on `port`: the credential set,
+        connections to the upstream reused; returns the file NAME.cfg."""
+        conf = os.path.join(self.work, f"{name}.cfg")
         with open(conf, "w") as f:
             f.write(f"""
 global
@@ -317,12 +329,7 @@ frontend fe
 backend be
     server up 127.0.0.1:{self.upstream_port}
 """)
-        p = self.spawn("haproxy", ["haproxy", "-db", "-f", conf], PROXY_CORE)
-        if not wait_port(port, p):
-            self.notes.append("haproxy: did not start, skipped: " + self.read_log("haproxy")[-300:])
-            log("bench: " + self.notes[-1])
-            return
-        self.targets["haproxy"] = {"port": port, "pid": p.pid}
+        return conf
 
     def latchkey_yaml(self, port, identities="", oauth_routes=""):
         """The quick-start flags' setup (one route, bearer token from a file) as a config
@@ -617,6 +624,7 @@ logging:
         out += self.websocket_tables()
         out += self.upload_tables()
         out += self.routes_tables()
+        out += self.peer_tables()
         return "\n".join(out)
 
     def targets_table(self):
@@ -774,7 +782,8 @@ def main():
     ap.add_argument("--profile", action="store_true", help="perf-record Latchkey under small GETs")
     ap.add_argument("--callgrind", action="store_true",
                     help="with auth, forward, websocket, upload or routes: count Latchkey's instructions per request "
-                         "(or round trip) on their routes under callgrind")
+                         "(or round trip) on their routes under callgrind; with small: Latchkey's, nginx's and "
+                         "haproxy's per small GET and per 64 KiB POST")
     ap.add_argument("--forward-connections", type=int, default=32,
                     help="concurrent tunnels (and plain connections to the reverse route) of the forward scenario")
     ap.add_argument("--ws-connections", type=int, default=32,
@@ -804,8 +813,8 @@ def main():
         a.targets.remove("latchkey")
     if {"auth", "storm"} & set(a.scenarios) and "latchkey" not in a.targets:
         ap.error("the auth and storm scenarios measure Latchkey: give --latchkey and keep latchkey in --targets")
-    if a.callgrind and not {"auth", "forward", "websocket", "upload", "routes"} & set(a.scenarios):
-        ap.error("--callgrind counts the auth, forward, websocket, upload or routes scenario's instructions: "
+    if a.callgrind and not {"small", "auth", "forward", "websocket", "upload", "routes"} & set(a.scenarios):
+        ap.error("--callgrind counts the small, auth, forward, websocket, upload or routes scenario's instructions: "
                  "add one to --scenarios")
     if "routes" in a.scenarios and (not a.latchkey or not a.route_counts or min(a.route_counts) < 1):
         ap.error("the routes scenario measures Latchkey: give --latchkey, and positive --route-counts")
@@ -864,6 +873,8 @@ def main():
             b.run_upload_rounds()
         if "routes" in a.scenarios:
             b.run_routes()
+        if a.callgrind and "small" in a.scenarios:
+            b.callgrind_peers()
         if a.callgrind and "auth" in a.scenarios and "latchkey" in b.targets:
             b.callgrind_auth()
         if a.callgrind and "forward" in a.scenarios:

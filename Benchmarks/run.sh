@@ -50,6 +50,10 @@
 #          times each (about a minute): one token request per burst? added p50/p99?
 #   --callgrind (with auth; installs valgrind): both auth routes' instructions per
 #          request under callgrind, the figure that holds on a shared, noisy machine
+# --callgrind with small: Latchkey's, nginx's and haproxy's instructions per small GET and
+#      per 64 KiB POST, each under callgrind in the same run (bench_peers.py); with the
+#      small-GET, p99 and 1 MiB comparison under wrk (about 8 minutes):
+#        bash Benchmarks/run.sh --scenarios small,large,upload --callgrind --no-write
 #   All of it, as RESULTS.md has it (about 10 minutes):
 #     bash Benchmarks/run.sh --profile --scenarios small,large,idle,stream,auth,storm,stucklog --callgrind
 # Environment: LATCHKEY_BIN=PATH uses that binary (no build; LATCHKEY_REV=TEXT then says
