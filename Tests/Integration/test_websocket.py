@@ -18,7 +18,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from support import TOKEN, config, json_lines, wait_until
 from tls_support import Certs, tls_listener
-from websocket_support import client, make_ws_server, ws_server, ws_url  # noqa: F401 (fixtures)
+from websocket_support import MAX_SIZE, AsyncioClient, client, make_ws_server, ws_server, ws_url  # noqa: F401 (fixtures)
 
 MiB = 1024 * 1024
 
@@ -191,7 +191,9 @@ def test_wss_through_a_tls_listener(latchkey, ws_server, tmp_path):
     ca = certs.ca("ca")
     p = latchkey.serve(config(ws_server.url, listeners=[tls_listener(certs.leaf(ca, "server"))]))
     context = ssl.create_default_context(cafile=str(ca.cert))
-    with client(p, "/tls", scheme="wss", ssl=context) as ws:
+    # The asyncio client: `AsyncioClient` says why not the sync one over TLS.
+    with AsyncioClient(ws_url(p, "/tls", scheme="wss"), ssl=context, ping_interval=None, max_size=MAX_SIZE, compression=None,
+                       open_timeout=15) as ws:
         data = os.urandom(3 * MiB)
         ws.send(data)
         assert ws.recv(timeout=30) == data

@@ -20,14 +20,13 @@ import textwrap
 
 import pytest
 from websockets.exceptions import ConnectionClosed
-from websockets.sync.client import connect
 
 from exec_support import run_exec
 from forward_support import HOST, PROXY_SECRET, local_ca, proxy_url
 from support import TOKEN, bearer, json_lines, wait_until
 from test_oauth import password_identity
 from test_websocket_renewal import checked_by
-from websocket_support import MAX_SIZE, make_ws_server, ws_server  # noqa: F401 (fixtures)
+from websocket_support import MAX_SIZE, AsyncioClient, make_ws_server, ws_server  # noqa: F401 (fixtures)
 
 
 def forward_ws_config(server) -> dict:
@@ -42,11 +41,12 @@ def trusting_local_ca(latchkey) -> ssl.SSLContext:
 
 
 def via_proxy(p, latchkey, url: str, **kw):
-    """websockets' client with `proxy=`: it sends the CONNECT itself (for ws:// too)."""
+    """websockets' client with `proxy=`: it sends the CONNECT itself (for ws:// too). The
+    asyncio one (`AsyncioClient` says why not the sync one over TLS)."""
     if url.startswith("wss:"):
         kw.setdefault("ssl", trusting_local_ca(latchkey))
-    return connect(url, proxy=proxy_url(p), max_size=MAX_SIZE, compression=None, ping_interval=None,
-                   open_timeout=15, **kw)
+    return AsyncioClient(url, proxy=proxy_url(p), max_size=MAX_SIZE, compression=None, ping_interval=None,
+                         open_timeout=15, **kw)
 
 
 def exchange(ws, label: str) -> None:
@@ -100,8 +100,8 @@ def test_wss_over_a_connect_made_by_hand(latchkey, ws_server):
         assert chunk, f"the proxy closed after {answer!r}"
         answer += chunk
     assert answer.startswith(b"HTTP/1.1 200"), answer
-    with connect(f"wss://{HOST}/by-hand", sock=sock, ssl=trusting_local_ca(latchkey), server_hostname=HOST,
-                 max_size=MAX_SIZE, compression=None, ping_interval=None, open_timeout=15) as ws:
+    with AsyncioClient(f"wss://{HOST}/by-hand", sock=sock, ssl=trusting_local_ca(latchkey), server_hostname=HOST,
+                       max_size=MAX_SIZE, compression=None, ping_interval=None, open_timeout=15) as ws:
         exchange(ws, "by hand")
     session = ws_server.wait_session()
     assert session.header("Authorization") == f"Bearer {TOKEN}"
@@ -179,12 +179,17 @@ def test_upgrade_idle_timeout_inside_the_tunnel(latchkey, ws_server):
 
 def test_a_child_of_exec_opens_wss_with_the_environments_proxy_and_trust(latchkey, ws_server):
     """websockets reads HTTPS_PROXY (proxy=True, its default) and Python's ssl the bundle in
-    SSL_CERT_FILE: a child of `latchkey exec` needs no setting of its own."""
+    SSL_CERT_FILE: a child of `latchkey exec` needs no setting of its own. The asyncio
+    client, as `AsyncioClient` says why."""
     child = [sys.executable, "-c", textwrap.dedent(f"""
-        from websockets.sync.client import connect
-        with connect("wss://{HOST}/from-exec", open_timeout=20) as ws:
-            ws.send("from a child of exec")
-            print(ws.recv(timeout=20))
+        import asyncio
+        from websockets.asyncio.client import connect
+
+        async def main():
+            async with connect("wss://{HOST}/from-exec", open_timeout=20) as ws:
+                await ws.send("from a child of exec")
+                print(await asyncio.wait_for(ws.recv(), 20))
+        asyncio.run(main())
     """)]
     cfg = forward_ws_config(ws_server)
     cfg["listeners"][0].pop("inbound")  # exec sets its own proxy password

@@ -33,6 +33,7 @@ import time
 from dataclasses import dataclass, field
 
 import pytest
+from websockets.asyncio.client import connect as async_connect
 from websockets.asyncio.server import serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
@@ -300,6 +301,58 @@ def client(p, path: str, scheme: str = "ws", **kw):
     kw.setdefault("compression", None)
     kw.setdefault("open_timeout", 15)
     return connect(ws_url(p, path, scheme), **kw)
+
+
+class AsyncioClient:
+    """websockets' asyncio client behind the sync client's face (`send`, `recv(timeout=)`,
+    `close(code, reason)`, a context manager), for clients that speak TLS to Latchkey.
+
+    The sync client reads in a thread of its own while the caller writes, so it calls
+    SSL_read and SSL_write on one TLS session at the same time, which OpenSSL forbids. When
+    Latchkey's TLS 1.3 session tickets (sent right after the handshake) are read while the
+    caller writes its opening handshake, that request can vanish without an error: Latchkey
+    never receives it and closes the silent connection at its head timeout. The asyncio
+    client drives its TLS session from its loop's thread only; the loop runs in a thread of
+    its own here, and every call waits for it."""
+
+    def __init__(self, url: str, **kw):
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+
+        async def opened():
+            return await async_connect(url, **kw)
+        try:
+            self._ws = self._run(opened())
+        except BaseException:
+            self._stop()
+            raise
+
+    def send(self, message) -> None:
+        self._run(self._ws.send(message))
+
+    def recv(self, timeout: float | None = None):
+        return self._run(asyncio.wait_for(self._ws.recv(), timeout))
+
+    def close(self, code: int = 1000, reason: str = "") -> None:
+        self._run(self._ws.close(code, reason))
+
+    def __enter__(self) -> AsyncioClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self.close()
+        finally:
+            self._stop()
+
+    def _run(self, coroutine):
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    def _stop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
 
 
 # ----- raw frames (RFC 6455 §5.2) -------------------------------------------------------------
