@@ -21,6 +21,7 @@ import os
 
 import pytest
 
+from test_metrics import scrape
 from scripted_upstream import ANSWER_THEN_FIN, BEGIN_THEN_CLOSE, CLOSE, RESET, ScriptedUpstream
 
 KiB = 1024
@@ -66,6 +67,12 @@ def test_a_request_meeting_the_close_of_a_reused_connection_goes_again_on_a_new_
     assert first.targets == ["GET /first", "POST /second"]
     assert second.targets == ["POST /second"]
     assert first.requests[1].body == body and second.requests[0].body == body
+    # Two connections opened, one reused, one resend: what the metrics say too.
+    _, samples = scrape(p)
+    counted = {name.split("{")[0]: value for name, value in samples.items() if name.startswith("latchkey_upstream_")}
+    assert counted["latchkey_upstream_connections_opened_total"] == 2
+    assert counted["latchkey_upstream_connection_reuses_total"] == 1
+    assert counted["latchkey_upstream_resends_total"] == 1
 
 
 def test_a_pooled_connection_the_upstream_closes_while_idle_is_dropped(latchkey, make_scripted):
