@@ -175,16 +175,21 @@ struct HTTP1ExchangeMachine {
 
     /// The exchange ends with `error`.
     mutating func end(_ error: UpstreamError) -> UpstreamError {
+        conclude()
+        return error
+    }
+
+    /// The exchange ends, whichever way: the request bytes still held go, for no
+    /// connection takes them now (an answer may come before the body is written).
+    private mutating func conclude() {
         isOver = true
         output.removeAll()
-        return error
     }
 
     /// The client went away. Returns false when the exchange is over already.
     mutating func cancel() -> Bool {
         guard !isOver else { return false }
-        isOver = true
-        output.removeAll()
+        conclude()
         return true
     }
 }
@@ -330,7 +335,7 @@ extension HTTP1ExchangeMachine {
             case .end:
                 // Bytes after the response's end are none the next exchange could read.
                 let reusable = consumed == input.count && keepsConnection
-                isOver = true
+                conclude()
                 return DecodeStep(consumed: consumed, event: .complete(reusable: reusable))
             case .switched:
                 return DecodeStep(consumed: consumed, event: .fail(end(UpstreamError(
@@ -376,7 +381,7 @@ extension HTTP1ExchangeMachine {
         }
         switch decoder.finish() {
         case .end:
-            isOver = true
+            conclude()
             return .complete
         case .error(let error):
             let detail = response == .awaitingHead(timed: true) || response == .awaitingHead(timed: false)

@@ -232,6 +232,23 @@ struct HTTP1ExchangeMachineTests {
             == [.head(413, ["Content-Length": "0"]), .complete(reusable: false)])
     }
 
+    @Test func aCompleteExchangeHoldsNoRequestBytes() {
+        // The upstream answered before it read the whole request: what waited to be written
+        // goes with the exchange, as after a failure or a cancel.
+        var answered = Self.machine(method: "POST", body: .length(10))
+        answered.connected(reused: false)
+        _ = Self.send(&answered, "12345")
+        #expect(answered.queuedBodyBytes > 5)
+        #expect(Self.feed(&answered, "HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\n\r\n").last == .complete(reusable: false))
+        #expect(answered.queuedBodyBytes == 0)
+        var closed = Self.machine(method: "PUT", body: .streaming)
+        closed.connected(reused: false)
+        _ = Self.send(&closed, "abc")
+        #expect(Self.feed(&closed, "HTTP/1.1 200 OK\r\n\r\nbye") == [.head(200, [:]), .body("bye")])
+        #expect(closed.peerClosed() == .complete)
+        #expect(closed.queuedBodyBytes == 0)
+    }
+
     @Test func aWriteFailureAfterTheAnswerBeganReadsTheAnswerOn() {
         var m = Self.machine(method: "POST", body: .streaming)
         m.connected(reused: false)
