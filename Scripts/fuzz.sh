@@ -53,14 +53,14 @@ fi
 for target in "${targets[@]}"; do
     binary="$out/$target-decoder-fuzz"
     case "$target" in
-        request) entry="$root/Tests/Fuzz/RequestDecoderFuzz.swift" module=RequestDecoderFuzz ;;
-        response) entry="$root/Tests/Fuzz/ResponseDecoderFuzz.swift" module=ResponseDecoderFuzz ;;
+        request) entry=("$root/Tests/Fuzz/RequestDecoderFuzz.swift") module=RequestDecoderFuzz ;;
+        response) entry=("$root/Tests/Fuzz/FuzzedResponseDecoder.swift" "$root/Tests/Fuzz/ResponseDecoderFuzz.swift") module=ResponseDecoderFuzz ;;
     esac
     driving="$root/Tests/Fuzz/FuzzDriving.swift"
-    if [ ! -x "$binary" ] || [ -n "$(find "$library" "$driving" "$entry" -newer "$binary")" ]; then
+    if [ ! -x "$binary" ] || [ -n "$(find "$library" "$driving" "${entry[@]}" -newer "$binary")" ]; then
         echo "fuzz.sh: compiling $binary" >&2
         swiftc "${flags[@]}" -module-name "$module" -I "$out/lib" -L "$out/lib" -lLatchkeyHTTP \
-            "$driving" "$entry" -o "$binary"
+            "$driving" "${entry[@]}" -o "$binary"
     fi
     mkdir -p "$out/$target/corpus" "$out/$target/seeds" "$out/$target/artifacts"
 done

@@ -4,7 +4,8 @@
 // two halves, and in slices whose lengths come from the input's own bytes — and traps when
 // an invariant breaks: a step consuming more than it was given, a body range outside the
 // buffer or empty, a decoder that makes no progress, an error or a switch that does not
-// stick, or a different outcome for a different split.
+// stick, or a different outcome for a different split. A target built on a decoder takes
+// `drive` with no cuts as its reference transcript.
 
 import LatchkeyHTTP
 
@@ -79,10 +80,19 @@ func decodeInEverySplit<Decoder: FuzzedDecoder>(
     return whole
 }
 
+/// Calls `body` with a freshly allocated buffer holding exactly `bytes`, so that
+/// AddressSanitizer catches any read past its end (an array's spare capacity would hide it).
+func withExactCopy<R>(of bytes: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
+    defer { buffer.deallocate() }
+    buffer.copyBytes(from: bytes)
+    return body(UnsafeRawBufferPointer(buffer))
+}
+
 /// Feeds `data` in pieces ending at `cuts`, keeping unconsumed bytes like a connection would,
-/// then ends the stream. Every call gets a freshly allocated buffer of exactly the bytes
-/// passed, so AddressSanitizer catches any read past its end.
-private func drive<Decoder: FuzzedDecoder>(
+/// then ends the stream. Every call gets an exact copy of the bytes passed. With no cuts, it
+/// is also the reference transcript that a target built on a decoder compares with.
+func drive<Decoder: FuzzedDecoder>(
     _ decoder: Decoder, _ data: UnsafeRawBufferPointer, cuts: [Int]
 ) -> FuzzTranscript<Decoder.Head> {
     var decoder = decoder
@@ -96,10 +106,7 @@ private func drive<Decoder: FuzzedDecoder>(
         // After a switch the bytes are the new protocol's: they stay unconsumed.
         var stepsWithoutProgress = 0
         while !switched {
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pending.count, alignment: 1)
-            defer { buffer.deallocate() }
-            buffer.copyBytes(from: pending)
-            let step = decoder.decode(UnsafeRawBufferPointer(buffer))
+            let step = withExactCopy(of: pending) { decoder.decode($0) }
             precondition(step.consumed >= 0 && step.consumed <= pending.count, "consumed out of bounds")
             switch step.event {
             case .needMore:
@@ -109,7 +116,7 @@ private func drive<Decoder: FuzzedDecoder>(
             case .body(let range):
                 precondition(range.lowerBound >= 0 && range.upperBound <= step.consumed, "body range out of bounds")
                 precondition(!range.isEmpty, "empty body event")
-                transcript.append(.body(Array(buffer[range])))
+                transcript.append(.body(Array(pending[range])))
             case .end(let trailers):
                 transcript.append(.end(trailers: trailers))
             case .switched:

@@ -1,5 +1,6 @@
 // libFuzzer entry point for ResponseDecoder. Not part of the package: Scripts/fuzz.sh builds
-// it with FuzzDriving.swift against Sources/LatchkeyHTTP, instrumented, into its own binary.
+// it with FuzzDriving.swift and FuzzedResponseDecoder.swift against Sources/LatchkeyHTTP,
+// instrumented, into its own binary.
 //
 // The first byte of an input is not part of the response: its low bit says whether the
 // request was HEAD (whose response has no body, whatever its head says), so the fuzzer
@@ -8,36 +9,8 @@
 
 import LatchkeyHTTP
 
-/// The response decoder as the fuzz driver sees it.
-private struct FuzzedResponseDecoder: FuzzedDecoder {
-    var decoder: ResponseDecoder
-
-    init(requestMethod: String) {
-        decoder = ResponseDecoder(limits: HTTPLimits(
-            maxRequestLineBytes: 256, maxHeaderBytes: 1024, maxHeaderCount: 16, maxChunkExtensionBytes: 64
-        ), requestMethod: requestMethod)
-    }
-
-    mutating func decode(_ input: UnsafeRawBufferPointer) -> (consumed: Int, event: FuzzEvent<ResponseHead>) {
-        let step = decoder.decode(input)
-        return (step.consumed, fuzzEvent(step.event))
-    }
-
-    mutating func finish() -> FuzzEvent<ResponseHead>? {
-        fuzzEvent(decoder.finish())
-    }
-
-    private func fuzzEvent(_ event: ResponseDecoder.Event) -> FuzzEvent<ResponseHead> {
-        switch event {
-        case .needMore: .needMore
-        case .head(let head): .head(head)
-        case .body(let range): .body(range)
-        case .end: .end(trailers: decoder.trailers)
-        case .switched: .switched
-        case .error(let error): .error(error)
-        }
-    }
-}
+/// Small limits, so that the fuzzer reaches them.
+private let smallLimits = HTTPLimits(maxRequestLineBytes: 256, maxHeaderBytes: 1024, maxHeaderCount: 16, maxChunkExtensionBytes: 64)
 
 /// Traps unless the transcript is one response as RFC 9110 §15.2 and RFC 9112 §6.3 shape
 /// it: interim heads without bodies, then a final head whose body its framing bounds and
@@ -81,7 +54,7 @@ public func responseDecoderFuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) ->
     guard let control = input.first else { return 0 }
     let requestMethod = control & 1 == 1 ? "HEAD" : "GET"
     let stream = UnsafeRawBufferPointer(rebasing: input.dropFirst())
-    let transcript = decodeInEverySplit(stream) { FuzzedResponseDecoder(requestMethod: requestMethod) }
+    let transcript = decodeInEverySplit(stream) { FuzzedResponseDecoder(requestMethod: requestMethod, limits: smallLimits) }
     checkShape(transcript, requestMethod: requestMethod)
     return 0
 }
