@@ -1,31 +1,37 @@
 #!/usr/bin/env bash
-# Fuzzes LatchkeyHTTP's parsers with libFuzzer for SECONDS in all (default 600).
+# Fuzzes with libFuzzer for SECONDS in all (default 600).
 #
-#   Scripts/fuzz.sh [SECONDS] [request|response|all]
+#   Scripts/fuzz.sh [SECONDS] [request|response|exchange|all]
 #
-# Targets (Tests/Fuzz/, each with FuzzDriving.swift): `request` is RequestDecoder (and
-# HTTPResponseLine) on what clients send, `response` is ResponseDecoder on what upstreams
-# answer. `all` (the default) runs both, one after the other, SECONDS/2 each, so the total
-# stays SECONDS. The machine is shared: one fuzzing process at a time, no -jobs.
+# Targets (Tests/Fuzz/): `request` is RequestDecoder (and HTTPResponseLine) on what clients
+# send, `response` is ResponseDecoder on what upstreams answer, both driven by
+# FuzzDriving.swift; `exchange` is HTTP1ExchangeMachine, one upstream exchange driven by a
+# script of events (ExchangeMachineFuzz.swift). `all` (the default) runs the three, one
+# after the other, SECONDS/3 each, so the total stays SECONDS. The machine is shared: one
+# fuzzing process at a time, no -jobs.
 #
-# Builds Sources/LatchkeyHTTP/*.swift once with -sanitize=fuzzer,address into a static
-# library under .build-fuzz/lib/ (no package build involved), links each target against it
-# into its own binary (.build-fuzz/TARGET-decoder-fuzz), seeds a corpus with valid and
-# hostile messages, and exits non-zero if libFuzzer reports a crash, a leak or a sanitizer
-# error in any target. Each target keeps its corpus, seeds, dictionary and artifacts in
-# .build-fuzz/TARGET/; replay a crash input with
+# The decoder targets link Sources/LatchkeyHTTP, built once with -sanitize=fuzzer,address
+# into a static library under .build-fuzz/lib/ (no package build involved: it imports
+# nothing). The exchange target links LatchkeyUpstream and everything it imports (package
+# dependencies included), which SwiftPM builds instrumented in .build-fuzz/package/ (release,
+# compiled for testing: the machine is internal). Each target is its own binary
+# (.build-fuzz/request-decoder-fuzz, response-decoder-fuzz, exchange-machine-fuzz); the
+# script seeds a corpus and exits non-zero if libFuzzer reports a crash, a leak or a
+# sanitizer error in any target. Each target keeps its corpus, seeds, dictionary and
+# artifacts in .build-fuzz/TARGET/; replay a crash input with
 #   .build-fuzz/response-decoder-fuzz .build-fuzz/response/artifacts/crash-…
 set -euo pipefail
 
 seconds="${1:-600}"
 which="${2:-all}"
 case "$which" in
-    request | response) targets=("$which"); per_target="$seconds" ;;
-    all) targets=(request response); per_target=$(( seconds / 2 > 0 ? seconds / 2 : 1 )) ;;
-    *) echo "usage: Scripts/fuzz.sh [SECONDS] [request|response|all]" >&2; exit 2 ;;
+    request | response | exchange) targets=("$which"); per_target="$seconds" ;;
+    all) targets=(request response exchange); per_target=$(( seconds / 3 > 0 ? seconds / 3 : 1 )) ;;
+    *) echo "usage: Scripts/fuzz.sh [SECONDS] [request|response|exchange|all]" >&2; exit 2 ;;
 esac
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/.build-fuzz"
+fuzz="$root/Tests/Fuzz"
 
 # libFuzzer and ASan come with the Swift toolchain's clang runtime
 # (usr/lib/swift/clang/lib/linux/libclang_rt.fuzzer-x86_64.a in every swift.org Linux
@@ -50,18 +56,50 @@ if [ ! -f "$library" ] || [ -n "$(find "${sources[@]}" -newer "$library")" ]; th
         -emit-module -emit-module-path "$out/lib/LatchkeyHTTP.swiftmodule" \
         "${sources[@]}" -o "$library"
 fi
+
+# True when $1 is missing or older than any of the other files.
+stale() {
+    local product="$1"
+    shift
+    [ ! -e "$product" ] || [ -n "$(find "$@" -newer "$product")" ]
+}
+
+declare -A binaries
 for target in "${targets[@]}"; do
-    binary="$out/$target-decoder-fuzz"
+    # Each target: its binary, its module, its sources, the objects it links, and the
+    # options that find their modules and the system libraries they need.
     case "$target" in
-        request) entry=("$root/Tests/Fuzz/RequestDecoderFuzz.swift") module=RequestDecoderFuzz ;;
-        response) entry=("$root/Tests/Fuzz/FuzzedResponseDecoder.swift" "$root/Tests/Fuzz/ResponseDecoderFuzz.swift") module=ResponseDecoderFuzz ;;
+        request)
+            binary="$out/request-decoder-fuzz" module=RequestDecoderFuzz
+            entry=("$fuzz/FuzzDriving.swift" "$fuzz/RequestDecoderFuzz.swift")
+            objects=("$library") options=(-I "$out/lib") ;;
+        response)
+            binary="$out/response-decoder-fuzz" module=ResponseDecoderFuzz
+            entry=("$fuzz/FuzzDriving.swift" "$fuzz/FuzzedResponseDecoder.swift" "$fuzz/ResponseDecoderFuzz.swift")
+            objects=("$library") options=(-I "$out/lib") ;;
+        exchange)
+            binary="$out/exchange-machine-fuzz" module=ExchangeMachineFuzz
+            entry=("$fuzz/FuzzDriving.swift" "$fuzz/FuzzedResponseDecoder.swift" "$fuzz/FuzzScript.swift" "$fuzz"/Exchange*.swift)
+            # SwiftPM rebuilds what changed, and builds only the target's closure: every
+            # object there is one the binary needs.
+            swift build --quiet -c release --package-path "$root" --scratch-path "$out/package" \
+                --sanitize fuzzer --sanitize address --target LatchkeyUpstream -Xswiftc -enable-testing
+            objects=("$out"/package/release/*.build/*.o)
+            # Its Swift modules, the C targets' generated module maps, libcurl's own; and
+            # libcurl, which UpstreamError links though the machine never calls it.
+            options=(-I "$out/package/release/Modules" -I "$root/Sources/CCurl" -lcurl)
+            for map in "$out"/package/release/*.build/module.modulemap; do
+                if compgen -G "$(dirname "$map")/*.o" >/dev/null; then options+=(-Xcc -fmodule-map-file="$map"); fi
+            done ;;
     esac
-    driving="$root/Tests/Fuzz/FuzzDriving.swift"
-    if [ ! -x "$binary" ] || [ -n "$(find "$library" "$driving" "${entry[@]}" -newer "$binary")" ]; then
+    binaries[$target]="$binary"
+    if stale "$binary" "${objects[@]}" "${entry[@]}"; then
         echo "fuzz.sh: compiling $binary" >&2
-        swiftc "${flags[@]}" -module-name "$module" -I "$out/lib" -L "$out/lib" -lLatchkeyHTTP \
-            "$driving" "${entry[@]}" -o "$binary"
+        swiftc "${flags[@]}" -module-name "$module" "${options[@]}" "${entry[@]}" "${objects[@]}" -o "$binary"
     fi
+done
+# Every target's directories, whichever run: the seeds below are written for all.
+for target in request response exchange; do
     mkdir -p "$out/$target/corpus" "$out/$target/seeds" "$out/$target/artifacts"
 done
 
@@ -114,6 +152,33 @@ seed response http2 '\x00HTTP/2 200\r\n\r\n'
 seed response status-bounds '\x00HTTP/1.1 099 Low\r\n\r\nHTTP/1.1 1000 High\r\n\r\n'
 seed response request-line '\x00GET / HTTP/1.1\r\nHost: a\r\n\r\n'
 seed response leading-crlf '\x00\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n'
+# An exchange seed is a script (Tests/Fuzz/ExchangeEvent.swift): three bytes for the request
+# (\x00 a GET, \x04 a HEAD, \x09 a POST of a length, \x0e a chunked PUT, \x10 with
+# `Connection: close`; a timeout byte), then events: c/C a new or pooled connection, W
+# write all, b/B body, e its end, h a response piece by index, r raw response bytes, z the
+# upstream's close, R a reset, E a refused write, n/m/u the delegate's pause and resume, k
+# its cancel, t/i timers, + time.
+seed exchange get '\x00\x00\x0acWh\x00h\x01h\x02h\x03'
+seed exchange head '\x04\x00\x0acWh\x00h\x01h\x02'
+seed exchange request-closes '\x10\x00\x0acWh\x13'
+seed exchange http10 '\x00\x00\x0acWh\x08h\x0eh\x02'
+seed exchange followed '\x00\x00\x0acWr\x28HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\nXY'
+seed exchange reused-closed '\x00\x00\x0aCWzcWh\x13'
+seed exchange reused-reset '\x00\x00\x0aCWRCWh\x13'
+seed exchange past-resend-limit '\x0b\x82\x0aCB\xffB\x05b\x01xWz'
+seed exchange post-length '\x09\x05\x0acWb\x03abcwb\x02deWh\x13'
+seed exchange partial-writes '\x09\x05\x0acp\x03p\x00p\x10b\x05helloWh\x13'
+seed exchange put-chunked '\x0e\x00\x0acWb\x05helloWeWh\x00h\x04h\x02h\x05h\x06'
+seed exchange early-answer '\x09\x20\x0acWb\x04abcdh\x0db\x04efghEh\x01h\x02h\x03'
+seed exchange paused '\x00\x00\x0acWnh\x00h\x04h\x02h\x05h\x05h\x06umu'
+seed exchange trailers '\x00\x00\x0acWh\x00h\x04h\x10h\x02h\x05r\x030\r\nh\x11'
+seed exchange close-delimited '\x00\x00\x0acWh\x00h\x02r\x04dataz'
+seed exchange interim '\x00\x00\x0acWh\x07h\x0fh\x13'
+seed exchange switch '\x00\x00\x0acWh\x0a'
+seed exchange cancel-on-delivery '\x00\x00\x0acWkh\x13'
+seed exchange connect-fails '\x00\x00\x0aXc'
+seed exchange first-byte-timeout '\x00\x00\x0acW+\x20t'
+seed exchange idle '\x00\x00\x0aCWh\x00iii'
 
 dictionary() { cat > "$out/$1/http.dict"; }
 common='"\x0d\x0a"
@@ -153,22 +218,32 @@ $common
 ", chunked"
 "gzip"
 DICT
+dictionary exchange <<DICT
+$common
+"HTTP/1.1 200 OK\x0d\x0a"
+"cW"
+"CW"
+"Wh\x13"
+"h\x00h\x01h\x02h\x03"
+"h\x00h\x04h\x02h\x05h\x06"
+"+\xff"
+DICT
 
 # Swift's own crash handler reads the crashed process's memory and trips ASan, hiding the
 # real report: leave crash reporting to libFuzzer.
 export SWIFT_BACKTRACE=enable=no
 failed=0
 for target in "${targets[@]}"; do
-    echo "fuzz.sh: fuzzing the $target decoder for ${per_target}s" >&2
+    echo "fuzz.sh: fuzzing $target for ${per_target}s" >&2
     status=0
-    "$out/$target-decoder-fuzz" "$out/$target/corpus" "$out/$target/seeds" \
+    "${binaries[$target]}" "$out/$target/corpus" "$out/$target/seeds" \
         -dict="$out/$target/http.dict" \
         -max_len=2048 \
         -max_total_time="$per_target" \
         -print_final_stats=1 \
         -artifact_prefix="$out/$target/artifacts/" || status=$?
     if [ "$status" -ne 0 ]; then
-        echo "fuzz.sh: libFuzzer found a problem in the $target decoder (exit $status);" \
+        echo "fuzz.sh: libFuzzer found a problem in $target (exit $status);" \
              "see $out/$target/artifacts/" >&2
         failed="$status"
     fi
