@@ -28,6 +28,8 @@ import struct
 import threading
 from dataclasses import dataclass, field
 
+from loopback_server import LoopbackServer
+
 ANSWER = "answer"
 ANSWER_THEN_FIN = "answer-then-fin"
 CLOSE = "close"
@@ -57,29 +59,18 @@ class Connection:
         return [f"{r.method} {r.target}" for r in self.requests]
 
 
-class ScriptedUpstream:
+class ScriptedUpstream(LoopbackServer):
     def __init__(self, script: dict[tuple[int, int], str] | None = None):
         self.script = script or {}
         self.connections: list[Connection] = []
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        threading.Thread(target=self._accept, daemon=True).start()
+        super().__init__()
 
-    def close(self) -> None:
-        self.sock.close()
+    def accepted(self, conn: socket.socket) -> tuple:
+        record = Connection(len(self.connections))
+        self.connections.append(record)
+        return (record,)
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            record = Connection(len(self.connections))
-            self.connections.append(record)
-            threading.Thread(target=self._serve, args=(conn, record), daemon=True).start()
-
-    def _serve(self, conn: socket.socket, record: Connection) -> None:
+    def serve(self, conn: socket.socket, record: Connection) -> None:
         with conn:
             pending = b""
             while True:

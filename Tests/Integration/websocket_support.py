@@ -40,6 +40,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Response
 from websockets.sync.client import connect
 
+from loopback_server import LoopbackServer
 from support import wait_until
 
 MAX_SIZE = 16 * 1024 * 1024
@@ -208,7 +209,7 @@ class WsServer:
             await ws.send("flood done")
 
 
-class RawUpgradeServer:
+class RawUpgradeServer(LoopbackServer):
     """An upstream for a protocol other than WebSocket: it answers any request with `101
     Switching Protocols` to `protocol`, then echoes raw bytes until the peer's FIN. `heads`:
     the request heads it read, as text; `received`: per connection, the bytes after the head."""
@@ -219,20 +220,9 @@ class RawUpgradeServer:
         self.greeting = greeting
         self.heads: list[str] = []
         self.received: list[bytearray] = []
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        threading.Thread(target=self._accept, daemon=True).start()
+        super().__init__()
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
+    def serve(self, conn: socket.socket) -> None:
         with conn:
             data = b""
             while b"\r\n\r\n" not in data:
@@ -260,9 +250,6 @@ class RawUpgradeServer:
                     return
                 received.extend(chunk)
                 conn.sendall(chunk)
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 @pytest.fixture
