@@ -209,7 +209,7 @@ public final class EventLoop {
 
     private func runExpiredTimers() {
         while let timer = timers.popExpired(now: now) {
-            timer.action()
+            timer.timerFired()
         }
     }
 

@@ -133,7 +133,7 @@ private final class Acceptor: IOHandler {
     unowned let server: HTTPServer
     var registration: IORegistration?
     /// Re-enables accepting after the process ran out of file descriptors.
-    private lazy var retry = LoopTimer { [unowned self] in self.resume() }
+    private lazy var retry = ClosureTimer { [unowned self] in self.resume() }
 
     init(listener: ListeningSocket, server: HTTPServer) {
         self.listener = listener

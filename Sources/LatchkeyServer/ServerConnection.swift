@@ -41,7 +41,7 @@ final class ServerConnection: IOHandler, DeferredWork {
     /// a plain listener. (Beside `scheduled`: one byte each, no padding between.)
     @exclusivity(unchecked) var crossedTLSWait: CrossedTLSWait = []
 
-    lazy var timer = LoopTimer { [unowned self] in self.timerFired() }
+    lazy var timer = ClosureTimer { [unowned self] in self.timerFired() }
 
     struct ScheduledWork: OptionSet {
         let rawValue: UInt8

@@ -28,7 +28,7 @@ public final class ConnectionPool {
     init(loop: EventLoop, limits: PoolLimits = PoolLimits()) {
         self.loop = loop
         idle = IdleConnections(limits: limits)
-        timer = LoopTimer { [unowned self] in self.expire() }
+        timer = ClosureTimer { [unowned self] in self.expire() }
     }
 
     /// The timer holds the pool unowned: it must not fire after the pool is gone. (Parked

@@ -34,8 +34,8 @@ final class CurlEasy {
         self.events = events
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
-        firstByteTimer = LoopTimer { [unowned self] in self.transfer?.firstByteTimerFired() }
-        idleTimer = LoopTimer { [unowned self] in self.transfer?.idleTimerFired() }
+        firstByteTimer = ClosureTimer { [unowned self] in self.transfer?.firstByteTimerFired() }
+        idleTimer = ClosureTimer { [unowned self] in self.transfer?.idleTimerFired() }
     }
 
     deinit {

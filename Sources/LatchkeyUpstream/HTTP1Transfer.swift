@@ -43,8 +43,8 @@ public final class HTTP1Transfer: UpstreamTransfer, IOHandler, UpstreamConnectio
     private let startedAt: LoopInstant
     @exclusivity(unchecked) public private(set) var upstreamTime: Duration?
     @exclusivity(unchecked) public private(set) var connectionUse = ConnectionUse()
-    private lazy var firstByteTimer = LoopTimer { [unowned self] in self.firstByteTimerFired() }
-    private lazy var idleTimer = LoopTimer { [unowned self] in self.idleTimerFired() }
+    private lazy var firstByteTimer = ClosureTimer { [unowned self] in self.firstByteTimerFired() }
+    private lazy var idleTimer = ClosureTimer { [unowned self] in self.idleTimerFired() }
 
     public var bytesSent: UInt64 { machine.bytesSent }
     public var bytesReceived: UInt64 { machine.bytesReceived }

@@ -45,7 +45,7 @@ final class MultiEvents: DeferredWork {
 
     init(loop: EventLoop) {
         self.loop = loop
-        timer = LoopTimer { [unowned self] in self.client?.socketAction(CURL_SOCKET_TIMEOUT, events: 0) }
+        timer = ClosureTimer { [unowned self] in self.client?.socketAction(CURL_SOCKET_TIMEOUT, events: 0) }
     }
 
     var opaque: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }

@@ -13,13 +13,13 @@ import Testing
     @Test func popsInDeadlineOrder() {
         var heap = TimerHeap()
         let deadlines: [UInt64] = [50, 10, 40, 30, 20, 60, 5]
-        for d in deadlines { heap.arm(LoopTimer {}, at: LoopInstant(nanoseconds: d)) }
+        for d in deadlines { heap.arm(ClosureTimer {}, at: LoopInstant(nanoseconds: d)) }
         #expect(drain(&heap) == deadlines.sorted())
     }
 
     @Test func disarmRemovesOnlyThatTimer() {
         var heap = TimerHeap()
-        let timers = (0..<20).map { _ in LoopTimer {} }
+        let timers = (0..<20).map { _ in ClosureTimer {} }
         for (i, t) in timers.enumerated() { heap.arm(t, at: LoopInstant(nanoseconds: UInt64(100 - i))) }
         for t in timers.enumerated() where t.offset % 3 == 0 { heap.disarm(t.element) }
         let expected = timers.enumerated().filter { $0.offset % 3 != 0 }.map { UInt64(100 - $0.offset) }.sorted()
@@ -29,7 +29,7 @@ import Testing
 
     @Test func rearmMovesTheTimer() {
         var heap = TimerHeap()
-        let a = LoopTimer {}, b = LoopTimer {}
+        let a = ClosureTimer {}, b = ClosureTimer {}
         heap.arm(a, at: LoopInstant(nanoseconds: 10))
         heap.arm(b, at: LoopInstant(nanoseconds: 20))
         heap.arm(a, at: LoopInstant(nanoseconds: 30))

@@ -150,7 +150,7 @@ final class EchoExchange: ExchangeHandler {
     var received = 0
     /// Pauses the body after every piece, resuming on this loop shortly after.
     let pausingLoop: EventLoop?
-    private lazy var resume = LoopTimer { [unowned self] in self.exchange.resumeRequestBody() }
+    private lazy var resume = ClosureTimer { [unowned self] in self.exchange.resumeRequestBody() }
 
     init(_ exchange: ServerExchange, pausingIn loop: EventLoop? = nil) {
         self.exchange = exchange

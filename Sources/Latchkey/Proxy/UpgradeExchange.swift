@@ -35,7 +35,7 @@ final class UpgradeExchange: ExchangeHandler, UpstreamConnectionDelegate, IOHand
     @exclusivity(unchecked) private var startedAt: LoopInstant?
     /// The first-byte timeout while the answer's head is awaited, the idle timeout while
     /// its body comes.
-    private lazy var timer = LoopTimer { [unowned self] in self.timedOut() }
+    private lazy var timer = ClosureTimer { [unowned self] in self.timedOut() }
 
     private var route: Route { forward.route }
     private var identity: Identity? { forward.identity }

@@ -26,7 +26,7 @@ final class AuthHTTPExchange: UpstreamTransferDelegate {
 
     /// Starts the transfer with the whole body queued, and the total timeout.
     func start(_ request: AuthHTTPRequest, on client: UpstreamClient) {
-        let deadline = LoopTimer { [weak self] in self?.end(.totalTimeout(request.timeout)) }
+        let deadline = ClosureTimer { [weak self] in self?.end(.totalTimeout(request.timeout)) }
         self.deadline = deadline
         loop.arm(deadline, after: request.timeout)
         let upstream = UpstreamRequest(

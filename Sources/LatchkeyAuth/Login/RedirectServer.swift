@@ -20,9 +20,9 @@ final class RedirectServer: ServerHandler, ExchangeHandler {
     /// The loop holds the server (attached); the server holds this, its handler.
     private weak var server: HTTPServer?
     private var outcome: Result<String, LoginError>?
-    private lazy var deadline = LoopTimer { [unowned self] in end(.failure(.timedOut(timeout))) }
+    private lazy var deadline = ClosureTimer { [unowned self] in end(.failure(.timedOut(timeout))) }
     /// An answer the browser does not read must not keep the login from ending.
-    private lazy var grace = LoopTimer { [unowned self] in server?.closeAll() }
+    private lazy var grace = ClosureTimer { [unowned self] in server?.closeAll() }
 
     /// More connections would only be a page hammering the port (503 beyond); one request
     /// each, as a browser needs nothing more of this port.

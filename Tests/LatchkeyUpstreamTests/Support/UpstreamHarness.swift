@@ -168,7 +168,7 @@ final class Recorder: UpstreamTransferDelegate, @unchecked Sendable {
 
 /// Runs `action` on the loop after `delay` (the timer keeps itself alive while armed).
 func after(_ delay: Duration, on loop: EventLoop, _ action: @escaping () -> Void) {
-    loop.arm(LoopTimer(action), after: delay)
+    loop.arm(ClosureTimer(action), after: delay)
 }
 
 func request(
