@@ -32,15 +32,15 @@ extension ServerConnection {
 
     private func setTimer(_ deadline: LoopInstant?) {
         // An unchanged deadline costs nothing.
-        guard deadline != timer.armedDeadline else { return }
+        guard deadline != armedDeadline else { return }
         if let deadline {
-            loop.arm(timer, at: deadline)
+            loop.arm(self, at: deadline)
         } else {
-            loop.disarm(timer)
+            loop.disarm(self)
         }
     }
 
-    func timerFired() {
+    func deadlinePassed() {
         switch machine.timerFired(at: loop.now) {
         case .headTimedOut(let document):
             reject(document)

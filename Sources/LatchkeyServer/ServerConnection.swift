@@ -9,8 +9,11 @@ import LatchkeyTLS
 /// previous response has been finished. On a TLS listener the bytes go through a
 /// `TLSSession`, after a handshake (`ServerConnection+TLS.swift`).
 ///
+/// The connection is its own timer (`LoopTimer`): an idle connection holds no timer object
+/// and no closure context besides.
+///
 /// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
-final class ServerConnection: IOHandler, DeferredWork {
+final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
     let socket: Socket
     let peer: SocketAddress?
     let listener: ListenerInfo
@@ -41,8 +44,6 @@ final class ServerConnection: IOHandler, DeferredWork {
     /// a plain listener. (Beside `scheduled`: one byte each, no padding between.)
     @exclusivity(unchecked) var crossedTLSWait: CrossedTLSWait = []
 
-    lazy var timer = ClosureTimer { [unowned self] in self.timerFired() }
-
     struct ScheduledWork: OptionSet {
         let rawValue: UInt8
         static let process = ScheduledWork(rawValue: 1 << 0)
@@ -63,6 +64,11 @@ final class ServerConnection: IOHandler, DeferredWork {
         } else {
             machine = ConnectionMachine(openedAt: server.loop.now)
         }
+    }
+
+    /// The timeout the machine armed has passed (`ServerConnection+Lifecycle.swift`).
+    override func timerFired() {
+        deadlinePassed()
     }
 
     var pendingOutput: Int { output.count - outputOffset }
