@@ -5,8 +5,7 @@ import LatchkeyLoop
 extension ConnectionMachine {
     /// A connection accepted `now` on a TLS listener whose handshakes may take `timeout`.
     init(handshakingSince now: LoopInstant, timeout: Duration) {
-        state = .handshaking(since: now)
-        handshakeTimeout = timeout
+        state = .handshaking(since: now, timeout: timeout)
     }
 
     var isHandshaking: Bool {

@@ -10,8 +10,9 @@ extension ConnectionMachine {
         case headTimedOut(ErrorDocument)
         /// The request body did not arrive in time: refuse it with 408 and close.
         case bodyTimedOut(ErrorDocument)
-        /// The TLS handshake did not complete in time: close (no HTTP can be spoken yet).
-        case handshakeTimedOut
+        /// The TLS handshake did not complete within `after`: close (no HTTP can be spoken
+        /// yet).
+        case handshakeTimedOut(after: Duration)
         /// No byte went either way through a relayed tunnel for the tunnel idle timeout.
         case tunnelIdle
     }
@@ -21,8 +22,8 @@ extension ConnectionMachine {
     /// Idle-type deadlines run from `now`: any progress restarts them.
     func timerDeadline(now: LoopInstant, outputPending: Bool, settings: ConnectionSettings) -> LoopInstant? {
         switch state {
-        case .handshaking(let since):
-            return since.advanced(by: handshakeTimeout)
+        case .handshaking(let since, let timeout):
+            return since.advanced(by: timeout)
         case .opened(let since), .readingHead(let since):
             return since.advanced(by: settings.headTimeout)
         case .idle, .closingAfterFlush, .openingTunnel:
@@ -48,8 +49,8 @@ extension ConnectionMachine {
     /// The timer set from `timerDeadline` fired at `now`.
     func timerFired(at now: LoopInstant) -> TimerAction {
         switch state {
-        case .handshaking:
-            return .handshakeTimedOut
+        case .handshaking(_, let timeout):
+            return .handshakeTimedOut(after: timeout)
         case .readingHead:
             return .headTimedOut(ErrorDocument(status: 408, error: "request_timeout", message: "the request head did not arrive in time"))
         case .exchange(let exchange):

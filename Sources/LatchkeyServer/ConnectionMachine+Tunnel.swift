@@ -80,8 +80,7 @@ extension ConnectionMachine {
     /// comes next, within `timeout`.
     mutating func interceptionStarted(at now: LoopInstant, handshakeTimeout timeout: Duration) {
         guard case .openingTunnel(.intercept) = state else { return }
-        state = .handshaking(since: now)
-        handshakeTimeout = timeout
+        state = .handshaking(since: now, timeout: timeout)
     }
 
     /// The answer of a relaying tunnel was written: bytes flow both ways from now.

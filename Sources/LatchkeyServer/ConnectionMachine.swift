@@ -18,10 +18,13 @@ import LatchkeyLoop
 /// (`ConnectionMachine+Tunnel.swift`).
 struct ConnectionMachine {
     enum State: Equatable {
-        /// TLS listeners: accepted, the TLS handshake under way since `since`; no HTTP yet.
-        /// Graceful shutdown closes it without reporting a failed handshake: the client
-        /// did nothing wrong, and the handshake failures metric counts clients' failures.
-        case handshaking(since: LoopInstant)
+        /// TLS listeners: accepted, the TLS handshake under way since `since`, allowed
+        /// `timeout` (the listener's, or the head timeout for the handshake inside an
+        /// intercepted tunnel); no HTTP yet. Graceful shutdown closes it without reporting a
+        /// failed handshake: the client did nothing wrong, and the handshake failures metric
+        /// counts clients' failures. (The timeout lives in the state, not beside it: 21
+        /// bytes fewer in every connection, TLS or not.)
+        case handshaking(since: LoopInstant, timeout: Duration)
         /// Accepted (on a TLS listener: handshake completed), nothing read yet: the first
         /// head's clock runs from then, so a client that sends nothing is closed at the
         /// head timeout.
@@ -84,13 +87,9 @@ struct ConnectionMachine {
 
     /// Set only by the events below (the extensions in `ConnectionMachine+*.swift`).
     var state: State
-    /// How long `handshaking` may last: the listener's, or the head timeout for the
-    /// handshake inside an intercepted tunnel; unused on plain listeners.
-    var handshakeTimeout: Duration
 
     init(openedAt now: LoopInstant) {
         state = .opened(at: now)
-        handshakeTimeout = .zero
     }
 
     var isClosed: Bool { state == .closed }

@@ -46,8 +46,8 @@ extension ServerConnection {
             reject(document)
         case .bodyTimedOut(let document):
             failRequestBody(document)
-        case .handshakeTimedOut:
-            handshakeFailed(TLSHandshakeFailure(.timeout, detail: "the handshake did not complete within \(machine.handshakeTimeout)"))
+        case .handshakeTimedOut(let timeout):
+            handshakeFailed(TLSHandshakeFailure(.timeout, detail: "the handshake did not complete within \(timeout)"))
         case .tunnelIdle:
             endRelay(.idle)
         case .close:

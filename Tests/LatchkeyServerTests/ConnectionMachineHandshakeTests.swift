@@ -18,7 +18,7 @@ struct ConnectionMachineHandshakeTests {
         let machine = handshaking()
         #expect(machine.isHandshaking)
         #expect(machine.timerDeadline(now: at(1), outputPending: false, settings: settings) == at(3))
-        #expect(machine.timerFired(at: at(3)) == .handshakeTimedOut)
+        #expect(machine.timerFired(at: at(3)) == .handshakeTimedOut(after: .seconds(3)))
     }
 
     @Test func noHTTPIsDecodedDuringTheHandshakeButTheSocketIsRead() {
@@ -27,7 +27,7 @@ struct ConnectionMachineHandshakeTests {
         #expect(!machine.isAwaitingHead)
         #expect(machine.wantsInput(bufferFull: false))
         machine.bytesArrived(at: at(1))
-        #expect(machine.state == .handshaking(since: at(0)))
+        #expect(machine.state == .handshaking(since: at(0), timeout: .seconds(3)))
     }
 
     @Test func theHeadClockStartsWhenTheHandshakeCompletes() {

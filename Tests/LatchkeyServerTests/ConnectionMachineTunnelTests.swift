@@ -53,7 +53,7 @@ struct ConnectionMachineTunnelTests {
         machine.interceptionStarted(at: at(3), handshakeTimeout: .seconds(10))
         #expect(machine.isHandshaking)
         #expect(machine.timerDeadline(now: at(4), outputPending: false, settings: settings) == at(13))
-        #expect(machine.timerFired(at: at(13)) == .handshakeTimedOut)
+        #expect(machine.timerFired(at: at(13)) == .handshakeTimedOut(after: .seconds(10)))
         machine.handshakeCompleted(at: at(5))
         #expect(machine.state == .opened(at: at(5)))
         #expect(machine.decodeStep == .head)
