@@ -12,8 +12,12 @@ import LatchkeyUpstream
 /// answer is relayed as a response. Glue around `UpgradeMachine`, which decides, a refused
 /// token's renewal included.
 ///
+/// It is its own timer (`LoopTimer`): the first-byte timeout while the answer's head is
+/// awaited, the idle timeout while its body comes. An upgraded connection then holds no timer
+/// object and no closure context beside it.
+///
 /// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
-final class UpgradeExchange: ExchangeHandler, UpstreamConnectionDelegate, IOHandler, TokenWaiter {
+final class UpgradeExchange: LoopTimer, ExchangeHandler, UpstreamConnectionDelegate, IOHandler, TokenWaiter {
     private let exchange: ServerExchange
     private let forward: Admission.Forward
     private let plan: UpgradePlan
@@ -33,9 +37,6 @@ final class UpgradeExchange: ExchangeHandler, UpstreamConnectionDelegate, IOHand
     /// The client's output is over its high-water mark: the upstream is not read.
     @exclusivity(unchecked) private var throttled = false
     @exclusivity(unchecked) private var startedAt: LoopInstant?
-    /// The first-byte timeout while the answer's head is awaited, the idle timeout while
-    /// its body comes.
-    private lazy var timer = ClosureTimer { [unowned self] in self.timedOut() }
 
     private var route: Route { forward.route }
     private var identity: Identity? { forward.identity }
@@ -109,7 +110,7 @@ final class UpgradeExchange: ExchangeHandler, UpstreamConnectionDelegate, IOHand
             guard let sent, sent > 0 else { return watch([.writable]) }
             outgoing.removeFirst(sent)
         }
-        if route.options.firstByteTimeout > .zero { handler.loop.arm(timer, after: route.options.firstByteTimeout) }
+        if route.options.firstByteTimeout > .zero { handler.loop.arm(self, after: route.options.firstByteTimeout) }
         watch([.readable])
     }
 
@@ -149,7 +150,7 @@ final class UpgradeExchange: ExchangeHandler, UpstreamConnectionDelegate, IOHand
             case .body(let range):
                 let more = incoming.withUnsafeBytes { exchange.sendBody(UnsafeRawBufferPointer(rebasing: $0[range])) }
                 incoming.removeFirst(step.consumed)
-                if route.options.idleTimeout > .zero { handler.loop.arm(timer, after: route.options.idleTimeout) }
+                if route.options.idleTimeout > .zero { handler.loop.arm(self, after: route.options.idleTimeout) }
                 if !more {
                     throttled = true
                     watch([])
@@ -173,7 +174,7 @@ final class UpgradeExchange: ExchangeHandler, UpstreamConnectionDelegate, IOHand
     }
 
     private func responseHead(_ head: ResponseHead) {
-        handler.loop.disarm(timer)
+        handler.loop.disarm(self)
         let refuses = identity != nil && route.renewal.refuses(status: head.status, fields: head.fields)
         switch machine.responseHead(status: head.status, refusesToken: refuses) {
         case .switchProtocols:
@@ -192,7 +193,7 @@ final class UpgradeExchange: ExchangeHandler, UpstreamConnectionDelegate, IOHand
             fields.removeHopByHop()
             forward.rewriter.rewrite(&fields)
             exchange.sendHead(status: head.status, fields: fields)
-            if route.options.idleTimeout > .zero { handler.loop.arm(timer, after: route.options.idleTimeout) }
+            if route.options.idleTimeout > .zero { handler.loop.arm(self, after: route.options.idleTimeout) }
         case .ignore:
             break
         }
@@ -270,7 +271,8 @@ final class UpgradeExchange: ExchangeHandler, UpstreamConnectionDelegate, IOHand
 
     // MARK: ends
 
-    private func timedOut() {
+    /// The first-byte or the idle timeout passed.
+    override func timerFired() {
         let code: UpstreamError.Code = machine.state == .answering ? .idleTimeout : .firstByteTimeout
         fail(UpstreamError(code, detail: code == .idleTimeout ? "the upstream stopped sending" : "the upstream did not answer the handshake in time"))
     }
@@ -292,7 +294,7 @@ final class UpgradeExchange: ExchangeHandler, UpstreamConnectionDelegate, IOHand
     }
 
     private func dropConnection() {
-        handler.loop.disarm(timer)
+        handler.loop.disarm(self)
         connection?.close()
         connection = nil
         interest = []
