@@ -19,13 +19,20 @@ import Glibc
 /// `openSocketCallback` are closed through `closeSocketCallback`, which unregisters before
 /// closing. Any other socket curl shows us is unregistered eagerly on CURL_POLL_REMOVE.
 ///
+/// The sockets are kept by descriptor in a dictionary, each entry from the socket's opening
+/// (or curl's first word about it) to its close. Not in an array indexed by descriptor:
+/// curl's sockets take the lowest free numbers, above every client connection open at the
+/// time, so such an array grew with the client connections (56 bytes each, 100 per
+/// connection with the array's growth, at 10,000 idle ones) for a few dozen upstream
+/// sockets.
+///
 /// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
 final class MultiEvents: DeferredWork {
     let loop: EventLoop
     /// Set by the client once it exists; nil while it is torn down.
     weak var client: UpstreamClient?
     @exclusivity(unchecked) private(set) var timer: LoopTimer!
-    @exclusivity(unchecked) private var sockets: [SocketEntry] = []
+    @exclusivity(unchecked) private var sockets: [Int32: SocketEntry] = [:]
     /// epoll_ctl calls made for curl's sockets (ADD, MOD, DEL), for tests and metrics.
     @exclusivity(unchecked) private(set) var epollOperations = 0
 
@@ -41,7 +48,13 @@ final class MultiEvents: DeferredWork {
         var wanted: IOEvents = []
         /// Opened by `openSocketCallback`: curl closes it through `closeSocketCallback`.
         var ours = false
+
+        /// Nothing left to remember: no registration, and no close to hear about.
+        var isEmpty: Bool { registration == nil && !ours && owner == nil }
     }
+
+    /// Sockets known now, for tests.
+    var socketCount: Int { sockets.count }
 
     init(loop: EventLoop) {
         self.loop = loop
@@ -56,26 +69,29 @@ final class MultiEvents: DeferredWork {
     /// transfers on it).
     func curlWantsSocket(_ fd: Int32, what: Int32) -> Int32 {
         guard fd >= 0 else { return 0 }
-        ensureEntry(fd)
-        let i = Int(fd)
-        guard sockets[i].owner == nil else { return 0 }
         if what == CURL_POLL_REMOVE {
-            sockets[i].wanted = []
-            guard sockets[i].registration != nil else { return 0 }
-            if !sockets[i].ours {
-                dropRegistration(i)
-            } else if sockets[i].registered != .readable {
-                // Writable interest on an idle socket would fire at once; readable only wakes
-                // us if the peer closes, and `socketReady` drops it then.
-                _ = setInterest(i, .readable)
+            guard var entry = sockets[fd], entry.owner == nil else { return 0 }
+            entry.wanted = []
+            if entry.registration != nil {
+                if !entry.ours {
+                    dropRegistration(&entry)
+                } else if entry.registered != .readable {
+                    // Writable interest on an idle socket would fire at once; readable only
+                    // wakes us if the peer closes, and `socketReady` drops it then.
+                    _ = setInterest(fd, &entry, .readable)
+                }
             }
-            return 0
+            return store(entry, for: fd)
         }
+        var entry = sockets[fd] ?? SocketEntry()
+        guard entry.owner == nil else { return 0 }
         var wanted: IOEvents = []
         if what & CURL_POLL_IN != 0 { wanted.insert(.readable) }
         if what & CURL_POLL_OUT != 0 { wanted.insert(.writable) }
-        sockets[i].wanted = wanted
-        return setInterest(i, wanted) ? 0 : -1
+        entry.wanted = wanted
+        let ok = setInterest(fd, &entry, wanted)
+        _ = store(entry, for: fd)
+        return ok ? 0 : -1
     }
 
     /// CURLMOPT_TIMERFUNCTION: -1 disarms, otherwise curl wants `curl_multi_socket_action(
@@ -110,23 +126,18 @@ final class MultiEvents: DeferredWork {
     func openSocket(family: Int32, type: Int32, protocol proto: Int32) -> Int32 {
         let fd = socket(family, type | Int32(SOCK_CLOEXEC.rawValue), proto)
         guard fd >= 0 else { return fd }
-        ensureEntry(fd)
         // A leftover registration for this number belongs to a socket closed behind our
         // back; the kernel already dropped it from epoll.
-        dropRegistration(Int(fd))
-        sockets[Int(fd)].wanted = []
-        sockets[Int(fd)].ours = true
+        if var leftover = sockets[fd] { dropRegistration(&leftover) }
+        var entry = SocketEntry()
+        entry.ours = true
+        sockets[fd] = entry
         return fd
     }
 
-    /// CURLOPT_CLOSESOCKETFUNCTION: unregister first, then close(2).
+    /// CURLOPT_CLOSESOCKETFUNCTION: unregister first, then close(2); the socket is forgotten.
     func closeSocket(_ fd: Int32) -> Int32 {
-        if fd >= 0, Int(fd) < sockets.count {
-            dropRegistration(Int(fd))
-            sockets[Int(fd)].wanted = []
-            sockets[Int(fd)].ours = false
-            sockets[Int(fd)].owner = nil
-        }
+        if fd >= 0, var entry = sockets.removeValue(forKey: fd) { dropRegistration(&entry) }
         return close(fd)
     }
 
@@ -136,28 +147,33 @@ final class MultiEvents: DeferredWork {
     /// other.
     func handOver(_ fd: Int32, events: IOEvents, to owner: IOHandler) throws(SystemError) {
         guard fd >= 0 else { throw SystemError(call: "epoll_ctl", errno: EBADF) }
-        ensureEntry(fd)
-        let i = Int(fd)
-        if sockets[i].owner !== owner {
-            dropRegistration(i)
-            sockets[i].owner = owner
-            sockets[i].wanted = []
+        var entry = sockets[fd] ?? SocketEntry()
+        if entry.owner !== owner {
+            dropRegistration(&entry)
+            entry.owner = owner
+            entry.wanted = []
         }
-        if events.isEmpty { return dropRegistration(i) }
-        guard setInterest(i, events) else { throw SystemError(call: "epoll_ctl", errno: EBADF) }
+        var ok = true
+        if events.isEmpty {
+            dropRegistration(&entry)
+        } else {
+            ok = setInterest(fd, &entry, events)
+        }
+        sockets[fd] = entry
+        guard ok else { throw SystemError(call: "epoll_ctl", errno: EBADF) }
     }
 
     // MARK: driven by the loop
 
     /// epoll reported `events` for curl's socket `fd`.
     fileprivate func socketReady(_ fd: Int32, _ events: IOEvents) {
-        let i = Int(fd)
-        guard i < sockets.count else { return }
-        let wanted = sockets[i].wanted
+        guard var entry = sockets[fd] else { return }
+        let wanted = entry.wanted
         if wanted.isEmpty {
             // An idle pooled connection woke up: the peer closed it (or sent something it
             // should not have). Stop watching; curl's liveness check drops it on reuse.
-            dropRegistration(i)
+            dropRegistration(&entry)
+            _ = store(entry, for: fd)
             return
         }
         let failed = events.contains(.hangup) || events.contains(.error)
@@ -170,52 +186,57 @@ final class MultiEvents: DeferredWork {
 
     // MARK: epoll bookkeeping
 
-    private func ensureEntry(_ fd: Int32) {
-        if Int(fd) >= sockets.count {
-            sockets.append(contentsOf: repeatElement(SocketEntry(), count: Int(fd) + 1 - sockets.count))
+    /// Keeps `entry` for `fd`, or forgets the socket when there is nothing left to keep.
+    /// Returns 0, for curl's socket callback.
+    private func store(_ entry: SocketEntry, for fd: Int32) -> Int32 {
+        if entry.isEmpty {
+            sockets[fd] = nil
+        } else {
+            sockets[fd] = entry
         }
+        return 0
     }
 
-    /// Makes epoll watch `events` for socket `i`, with as few epoll_ctl calls as possible.
-    private func setInterest(_ i: Int, _ events: IOEvents) -> Bool {
-        if let registration = sockets[i].registration {
-            if sockets[i].registered == events { return true }
+    /// Makes epoll watch `events` for socket `fd`, with as few epoll_ctl calls as possible.
+    private func setInterest(_ fd: Int32, _ entry: inout SocketEntry, _ events: IOEvents) -> Bool {
+        if let registration = entry.registration {
+            if entry.registered == events { return true }
             epollOperations += 1
             do {
                 try loop.modify(registration, events: events)
-                sockets[i].registered = events
+                entry.registered = events
                 return true
             } catch {
                 // The fd was closed and reused behind our back: start over.
-                dropRegistration(i)
+                dropRegistration(&entry)
             }
         }
         let handler: IOHandler
-        if let owner = sockets[i].owner {
+        if let owner = entry.owner {
             handler = owner
-        } else if let existing = sockets[i].handler {
+        } else if let existing = entry.handler {
             handler = existing
         } else {
-            let made = CurlSocketHandler(events: self, fd: Int32(i))
-            sockets[i].handler = made
+            let made = CurlSocketHandler(events: self, fd: fd)
+            entry.handler = made
             handler = made
         }
         epollOperations += 1
         do {
-            sockets[i].registration = try loop.register(fd: Int32(i), events: events, handler: handler)
-            sockets[i].registered = events
+            entry.registration = try loop.register(fd: fd, events: events, handler: handler)
+            entry.registered = events
             return true
         } catch {
             return false
         }
     }
 
-    private func dropRegistration(_ i: Int) {
-        guard let registration = sockets[i].registration else { return }
+    private func dropRegistration(_ entry: inout SocketEntry) {
+        guard let registration = entry.registration else { return }
         epollOperations += 1
         loop.unregister(registration)
-        sockets[i].registration = nil
-        sockets[i].registered = []
+        entry.registration = nil
+        entry.registered = []
     }
 }
 

@@ -190,6 +190,29 @@ import Testing
         #expect(operationsAfter - operationsBefore == 0, "epoll_ctl calls for two reused requests: \(operationsAfter - operationsBefore)")
     }
 
+    /// curl's sockets are remembered from their opening to their close, and only then: the
+    /// table does not grow with the descriptor numbers the client connections push them to.
+    @Test(arguments: [UpstreamPath.curl, .http1])
+    func aSocketIsForgottenOnceCurlClosesIt(path: UpstreamPath) async throws {
+        let server = try TestServer { connection in
+            while let received = connection.readRequest() {
+                let closes = received.requestLine.contains("/close")
+                connection.write("HTTP/1.1 200 OK\r\n\(closes ? "Connection: close\r\n" : "")Content-Length: 2\r\n\r\nok")
+                if closes { return }
+            }
+        }
+        let harness = try UpstreamHarness()
+        let kept = await harness.perform(request(server.baseURL + "/keep", fields: ["Host": "h"]), on: path)
+        let socketsWhileKept = await harness.onLoop { client, _ in client.events.socketCount }
+        let closed = await harness.perform(request(server.baseURL + "/close", fields: ["Host": "h"]), on: path)
+        let socketsAfterClose = await harness.onLoop { client, _ in client.events.socketCount }
+        await harness.shutDown()
+        #expect(kept.bodyText == "ok" && closed.bodyText == "ok")
+        #expect(server.acceptCount == 1)
+        #expect(socketsWhileKept == 1)
+        #expect(socketsAfterClose == 0)
+    }
+
     @Test(arguments: [false, true])
     func backpressureDeliversEveryByteInOrder(chunked: Bool) async throws {
         let size = 6 * 1024 * 1024
