@@ -3,8 +3,9 @@ import LatchkeyHTTP
 import LatchkeyLoop
 
 /// Owns one easy handle (curl_easy_cleanup in `deinit`) and what is reused with it from
-/// request to request on one client: the error buffer, the transfer's two timers, and the
-/// options that stay the same. Free handles wait on the client's free list.
+/// request to request on one client: the error buffer, the transfer's two timers (made at
+/// the first transfer: a connect-only connection's handle never has any), and the options
+/// that stay the same. Free handles wait on the client's free list.
 final class CurlEasy {
     let handle: UnsafeMutableRawPointer
     /// CURLOPT_ERRORBUFFER: CURL_ERROR_SIZE bytes, cleared before each request.
@@ -19,8 +20,8 @@ final class CurlEasy {
     /// The address the destination guard refused in this transfer, for its error; nil
     /// when none was.
     private(set) var refusedDestination: (kind: String, address: String)?
-    private(set) var firstByteTimer: LoopTimer!
-    private(set) var idleTimer: LoopTimer!
+    private(set) lazy var firstByteTimer: LoopTimer = ClosureTimer { [unowned self] in self.transfer?.firstByteTimerFired() }
+    private(set) lazy var idleTimer: LoopTimer = ClosureTimer { [unowned self] in self.transfer?.idleTimerFired() }
     /// The options the handle is configured with; nil before the first request.
     private var configuredOptions: UpstreamOptions?
     /// The jar the handle's cookie engine was turned on for. Such a handle is never reused:
@@ -34,8 +35,6 @@ final class CurlEasy {
         self.events = events
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
-        firstByteTimer = ClosureTimer { [unowned self] in self.transfer?.firstByteTimerFired() }
-        idleTimer = ClosureTimer { [unowned self] in self.transfer?.idleTimerFired() }
     }
 
     deinit {
