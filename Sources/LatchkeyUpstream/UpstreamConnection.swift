@@ -14,6 +14,12 @@ import Glibc
 /// connection (curl 7.86 and later). Its socket's readiness goes to the relay's handler
 /// through `MultiEvents`, which owns every registration of curl's sockets.
 ///
+/// curl's receive buffer (CURLOPT_BUFFERSIZE, 16 KiB) is left at its size: libcurl 7.88
+/// holds it only while connecting (malloc in Curl_preconnect, free in multi_done once
+/// connected), so a connection in use or idle in the pool has none, and curl_easy_recv
+/// reads at most that many bytes per call (Curl_read): smaller, every TLS read would take
+/// several calls.
+///
 /// Loop-bound, like its client.
 public final class UpstreamConnection: RawConnection {
     unowned let client: UpstreamClient
