@@ -1,17 +1,19 @@
-/// The bytes read from a client and not yet consumed by the decoder. Its storage comes
-/// from the loop's pool when the connection has something to read and goes back when the
-/// connection goes idle, so that ten thousand idle keep-alive connections hold no
-/// buffers. It grows (beyond the pool's size) only for a head larger than that, bounded by
-/// the header limit, and compacts instead of reallocating.
-struct InputBuffer: ~Copyable {
+/// The bytes read from a connection (a client's, or a raw upstream connection's) and not
+/// yet consumed by its decoder. Its storage comes from the loop's pool when the connection
+/// has something to read and goes back when the connection goes idle, so that ten thousand
+/// idle keep-alive connections hold no buffers. It grows (beyond the pool's size) only when
+/// its owner asks, for a head larger than that, which the decoder's limits bound, and
+/// compacts instead of reallocating.
+public struct InputBuffer: ~Copyable {
     private var storage: UnsafeMutableRawPointer?
-    private(set) var capacity = 0
+    public private(set) var capacity = 0
     private var start = 0
     private var end = 0
-    /// The pool belongs to the server, which outlives every connection and its buffer.
-    private unowned(unsafe) let pool: BufferPool
+    /// Held strongly: a buffer may go back after its pool's owner (a server, an upstream
+    /// client) is gone.
+    private let pool: BufferPool
 
-    init(pool: BufferPool) {
+    public init(pool: BufferPool) {
         self.pool = pool
     }
 
@@ -19,18 +21,18 @@ struct InputBuffer: ~Copyable {
         if let storage { release(storage) }
     }
 
-    var readableCount: Int { end - start }
-    var isEmpty: Bool { start == end }
+    public var readableCount: Int { end - start }
+    public var isEmpty: Bool { start == end }
     /// No room left even after compaction.
-    var isFull: Bool { storage != nil && end - start == capacity }
+    public var isFull: Bool { storage != nil && end - start == capacity }
 
-    var readable: UnsafeRawBufferPointer {
+    public var readable: UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: storage.map { $0 + start }, count: end - start)
     }
 
     /// Space after the readable bytes, taking a buffer or compacting first so that the
     /// free space is as large as the buffer allows.
-    mutating func writableSpace() -> UnsafeMutableRawBufferPointer {
+    public mutating func writableSpace() -> UnsafeMutableRawBufferPointer {
         guard let storage else {
             let fresh = pool.take()
             self.storage = fresh
@@ -45,11 +47,11 @@ struct InputBuffer: ~Copyable {
         return UnsafeMutableRawBufferPointer(start: storage + end, count: capacity - end)
     }
 
-    mutating func didWrite(_ count: Int) {
+    public mutating func didWrite(_ count: Int) {
         end += count
     }
 
-    mutating func consume(_ count: Int) {
+    public mutating func consume(_ count: Int) {
         start += count
         if start == end {
             start = 0
@@ -58,7 +60,7 @@ struct InputBuffer: ~Copyable {
     }
 
     /// Gives the storage back if nothing is buffered.
-    mutating func releaseIfEmpty() {
+    public mutating func releaseIfEmpty() {
         guard isEmpty, let storage else { return }
         release(storage)
         self.storage = nil
@@ -66,7 +68,7 @@ struct InputBuffer: ~Copyable {
     }
 
     /// Doubles the capacity up to `limit`; returns false when already at the limit.
-    mutating func grow(upTo limit: Int) -> Bool {
+    public mutating func grow(upTo limit: Int) -> Bool {
         guard let storage else { return true }
         guard capacity < limit else { return false }
         let newCapacity = min(capacity * 2, limit)

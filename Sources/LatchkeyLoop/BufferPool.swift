@@ -1,15 +1,16 @@
-/// Fixed-size input buffers kept by one loop for its connections. A connection takes one
-/// when it has bytes to read and gives it back when it goes idle, so that idle
+/// Fixed-size input buffers kept by one loop for its connections (`InputBuffer`): the
+/// server's for its clients, the upstream client's for its raw connections. A connection
+/// takes one when it has bytes to read and gives it back when it goes idle, so that idle
 /// connections hold nothing while busy ones do not pay a 16 KiB malloc and free per
 /// request. Loop-confined, like everything it serves.
 ///
 /// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
-final class BufferPool {
-    let bufferSize: Int
+public final class BufferPool {
+    public let bufferSize: Int
     private let maxKept: Int
     @exclusivity(unchecked) private var kept: [UnsafeMutableRawPointer] = []
 
-    init(bufferSize: Int, maxKept: Int) {
+    public init(bufferSize: Int, maxKept: Int) {
         self.bufferSize = bufferSize
         self.maxKept = maxKept
     }
@@ -18,12 +19,15 @@ final class BufferPool {
         for buffer in kept { buffer.deallocate() }
     }
 
-    func take() -> UnsafeMutableRawPointer {
+    /// Buffers kept now, for tests.
+    public var keptCount: Int { kept.count }
+
+    public func take() -> UnsafeMutableRawPointer {
         kept.popLast() ?? UnsafeMutableRawPointer.allocate(byteCount: bufferSize, alignment: 16)
     }
 
     /// Takes back a buffer of `bufferSize` bytes; beyond `maxKept` it is freed.
-    func give(_ buffer: UnsafeMutableRawPointer) {
+    public func give(_ buffer: UnsafeMutableRawPointer) {
         if kept.count < maxKept { kept.append(buffer) } else { buffer.deallocate() }
     }
 }
