@@ -14,6 +14,9 @@ import LatchkeyLoop
 /// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
 public final class ConnectionPool {
     let loop: EventLoop
+    /// Read buffers of the connections' exchanges, for the responses: a parked connection
+    /// gives its buffer back.
+    let inputBuffers = BufferPool(bufferSize: 16 * 1024, maxKept: 256)
     @exclusivity(unchecked) private var idle: IdleConnections<PooledConnection, ConnectionKey>
     @exclusivity(unchecked) private var timer: LoopTimer!
     /// `latchkey_upstream_idle_connections`, shared by the loops' pools; moved by each
@@ -61,6 +64,7 @@ public final class ConnectionPool {
     /// The exchange on `pooled` ended and left it fit for another: it idles here.
     func park(_ pooled: PooledConnection) {
         pooled.user = nil
+        pooled.input.releaseIfEmpty()
         do {
             try pooled.watch(.readable)
         } catch {

@@ -247,7 +247,7 @@ public final class HTTP1Transfer: UpstreamTransfer, IOHandler, UpstreamConnectio
         decoding = true
         defer { decoding = false }
         while self.pooled === pooled {
-            let step = pooled.input.withReadable { machine.received($0, now: loop.now) }
+            let step = machine.received(pooled.input.readable, now: loop.now)
             switch step.event {
             case .needMore:
                 return pooled.input.consume(step.consumed)
@@ -258,9 +258,8 @@ public final class HTTP1Transfer: UpstreamTransfer, IOHandler, UpstreamConnectio
                 loop.disarm(firstByteTimer)
                 delegate?.upstreamDidReceiveHead(self, status: status, fields: fields)
             case .body(let range):
-                let more = pooled.input.withReadable { input in
-                    delegate?.upstreamDidReceiveBody(self, UnsafeRawBufferPointer(rebasing: input[range])) ?? true
-                }
+                let body = UnsafeRawBufferPointer(rebasing: pooled.input.readable[range])
+                let more = delegate?.upstreamDidReceiveBody(self, body) ?? true
                 pooled.input.consume(step.consumed)
                 if machine.delivered(more: more) { return updateInterest() }
             case .complete(let reusable):

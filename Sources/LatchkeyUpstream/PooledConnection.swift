@@ -14,14 +14,15 @@ final class PooledConnection: IOHandler {
     /// The exchange on the connection; nil while it idles in the pool. Held strongly: the
     /// exchange lets go when it releases the connection.
     @exclusivity(unchecked) var user: IOHandler?
-    /// What was read from the connection and not yet decoded.
-    @exclusivity(unchecked) var input = ResponseInput()
+    /// What was read from the connection and not yet decoded; no buffer while parked.
+    @exclusivity(unchecked) var input: InputBuffer
     @exclusivity(unchecked) private var interest: IOEvents = []
 
     init(connection: UpstreamConnection, key: ConnectionKey, pool: ConnectionPool) {
         self.connection = connection
         self.key = key
         self.pool = pool
+        input = InputBuffer(pool: pool.inputBuffers)
     }
 
     /// Watches the socket for `events`, with an epoll call only when they change.

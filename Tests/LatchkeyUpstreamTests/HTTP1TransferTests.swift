@@ -23,7 +23,7 @@ import Testing
         let harness = try UpstreamHarness()
         let first = await harness.perform(request(server.baseURL + "/a/../b?q=1", fields: ["Host": "up", "X-One": "1"]), on: .http1)
         let second = await harness.perform(request(server.baseURL, fields: ["Host": "up"]), on: .http1)
-        let idle = await harness.onLoop { client, _ in client.pool.idleCount }
+        let (idle, buffersKept) = await harness.onLoop { client, _ in (client.pool.idleCount, client.pool.inputBuffers.keptCount) }
         await harness.shutDown()
 
         #expect(first.error == nil && first.status == 200)
@@ -32,6 +32,7 @@ import Testing
         #expect(second.bodyText == "GET / HTTP/1.1\r\nHost: up|")
         #expect(server.acceptCount == 1, "the second request reuses the first one's connection")
         #expect(idle == 1)
+        #expect(buffersKept == 1, "the parked connection gave its read buffer back to the pool")
     }
 
     @Test(arguments: [UpstreamBody.length(11), .streaming])
