@@ -138,6 +138,8 @@ public final class UpstreamClient {
         var status = CurlStatus()
         status.check(easy.prepare(options: options))
         status.check(lk_curl_easy_setopt_long(easy.handle, CURLOPT_CONNECT_ONLY, 1))
+        // curl's receive buffer, for the connect only: see `UpstreamConnection`.
+        if connection.readsSocketItself { status.check(lk_curl_easy_setopt_long(easy.handle, CURLOPT_BUFFERSIZE, 1024)) }
         // Through an HTTP proxy, a plain http:// destination is reached by a CONNECT tunnel
         // too: the bytes after it are the caller's, not requests for the proxy.
         if options.proxy != nil { status.check(lk_curl_easy_setopt_long(easy.handle, CURLOPT_HTTPPROXYTUNNEL, 1)) }

@@ -14,11 +14,14 @@ import Glibc
 /// connection (curl 7.86 and later). Its socket's readiness goes to the relay's handler
 /// through `MultiEvents`, which owns every registration of curl's sockets.
 ///
-/// curl's receive buffer (CURLOPT_BUFFERSIZE, 16 KiB) is left at its size: libcurl 7.88
-/// holds it only while connecting (malloc in Curl_preconnect, free in multi_done once
-/// connected), so a connection in use or idle in the pool has none, and curl_easy_recv
-/// reads at most that many bytes per call (Curl_read): smaller, every TLS read would take
-/// several calls.
+/// curl's receive buffer (CURLOPT_BUFFERSIZE, 16 KiB by default): libcurl 7.88 mallocs it
+/// as the connection starts (Curl_preconnect) and frees it once connected (multi_done), so
+/// a connection in use or idle in the pool has none. curl_easy_recv reads at most that many
+/// bytes per call (Curl_read): over TLS it keeps its size, or every read would take several
+/// calls. A plain connection, read and written through its socket (`readsSocketItself`),
+/// takes the smallest (1024 bytes, enough for a SOCKS handshake, its one use while
+/// connecting): the 16 KiB blocks freed behind every new connection stayed in the heap as
+/// holes that long-lived objects around them kept from being returned.
 ///
 /// Loop-bound, like its client.
 public final class UpstreamConnection: RawConnection {
@@ -36,14 +39,14 @@ public final class UpstreamConnection: RawConnection {
     /// connection up in the multi's whole connection cache on every call, a cost that
     /// grows with every other connection open; on a plain socket curl holds nothing, so
     /// nothing is lost by going around it.
-    private let direct: Bool
+    let readsSocketItself: Bool
 
     init(client: UpstreamClient, easy: CurlEasy, delegate: UpstreamConnectionDelegate, overTLS: Bool, proxyOverTLS: Bool) {
         self.client = client
         self.easy = easy
         self.delegate = delegate
         mayHoldReadBytes = overTLS
-        direct = !overTLS && !proxyOverTLS
+        readsSocketItself = !overTLS && !proxyOverTLS
     }
 
     // MARK: from the client
@@ -75,7 +78,7 @@ public final class UpstreamConnection: RawConnection {
     /// recv(2) on a plain connection, else curl_easy_recv.
     public func receive(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int? {
         guard let easy else { throw SystemError(call: "curl_easy_recv", errno: EBADF) }
-        if direct {
+        if readsSocketItself {
             do {
                 return try systemCall("recv") { recv(fd, buffer.baseAddress, buffer.count, 0) }
             } catch where error.wouldBlock {
@@ -93,7 +96,7 @@ public final class UpstreamConnection: RawConnection {
     /// send(2) with MSG_NOSIGNAL on a plain connection, else curl_easy_send.
     public func send(_ bytes: UnsafeRawBufferPointer) throws(SystemError) -> Int? {
         guard let easy else { throw SystemError(call: "curl_easy_send", errno: EBADF) }
-        if direct {
+        if readsSocketItself {
             do {
                 return try systemCall("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
             } catch where error.wouldBlock {

@@ -1,5 +1,6 @@
 import LatchkeyHTTP
 import LatchkeyLoop
+import Synchronization
 import Testing
 @testable import LatchkeyUpstream
 
@@ -114,6 +115,33 @@ import Testing
         #expect(cut.bodyText == "abc" && cut.headBeforeFinish)
         #expect(closing.error == nil && closing.bodyText == "ok")
         #expect(idle == 0)
+    }
+
+    /// A plain connection's easy handle has curl's smallest receive buffer (1024 bytes,
+    /// `UpstreamConnection`), which curl's SOCKS handshake uses while connecting: the
+    /// server plays a SOCKS5 proxy (RFC 1928, no authentication), then the upstream.
+    @Test func aPlainUpstreamIsReachedThroughASOCKS5Proxy() async throws {
+        let target = Mutex<String?>(nil)
+        let proxy = try TestServer { connection in
+            guard let greeting = connection.readBytes(2), greeting[0] == 5,
+                  connection.readBytes(Int(greeting[1])) != nil else { return }
+            connection.write([5, 0])
+            guard let request = connection.readBytes(5), request[0] == 5, request[1] == 1, request[3] == 3,
+                  let rest = connection.readBytes(Int(request[4]) + 2) else { return }
+            let host = String(decoding: rest.dropLast(2), as: UTF8.self)
+            target.withLock { $0 = "\(host):\(Int(rest[rest.count - 2]) << 8 | Int(rest[rest.count - 1]))" }
+            connection.write([5, 0, 0, 1, 127, 0, 0, 1, 0, 80])
+            while let received = connection.readRequest() {
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: \(received.requestLine.utf8.count)\r\n\r\n" + received.requestLine)
+            }
+        }
+        let harness = try UpstreamHarness()
+        let options = UpstreamOptions(proxy: "socks5h://127.0.0.1:\(proxy.port)")
+        let outcome = await harness.perform(request("http://upstream.test:8080/a", fields: ["Host": "upstream.test"], options: options), on: .http1)
+        await harness.shutDown()
+
+        #expect(outcome.error == nil && outcome.bodyText == "GET /a HTTP/1.1")
+        #expect(target.withLock { $0 } == "upstream.test:8080")
     }
 
     @Test func aRefusedConnectionFailsAsLibcurlReportsIt() async throws {

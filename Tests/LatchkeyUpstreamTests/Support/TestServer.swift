@@ -91,6 +91,13 @@ final class TestConnection: @unchecked Sendable {
         return request
     }
 
+    /// The next `count` bytes, whatever they are; nil at EOF before them.
+    func readBytes(_ count: Int) -> [UInt8]? {
+        guard stream.readAtLeast(count) else { return nil }
+        defer { stream.buffer.removeFirst(count) }
+        return Array(stream.buffer[..<count])
+    }
+
     /// True once the peer has closed (read returns 0) within `timeout`.
     func waitForEOF(timeout: Double) -> Bool {
         var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1_000_000))
