@@ -18,8 +18,9 @@ public final class HTTPServer {
     private var connections: [ObjectIdentifier: ServerConnection] = [:]
     private(set) var isShuttingDown = false
     private var onDrained: (() -> Void)?
-    /// Input buffers for this loop's connections; a few hundred are kept for reuse.
-    let inputBuffers = BufferPool(bufferSize: 16 * 1024, maxKept: 256)
+    /// The readers (16 KiB input buffer, request decoder) of this loop's busy connections;
+    /// a few hundred are kept for reuse, and as many buffers of the readers that go.
+    let readers = RequestReaderPool(buffers: BufferPool(bufferSize: 16 * 1024, maxKept: 256), maxKept: 256)
     /// Output buffers of up to 2 KiB (a small response's) that connections give back
     /// between requests.
     let outputBuffers = OutputBufferPool(maxKeptCapacity: 2048, maxKept: 256)
@@ -49,8 +50,9 @@ public final class HTTPServer {
     }
 
     /// New limits, from a configuration reload: for new connections, and for the next
-    /// request, timeout or accept of the open ones; a connection keeps the header limits it
-    /// began with.
+    /// request, timeout or accept of the open ones. The header limits apply from the next
+    /// request an idle connection reads (requests pipelined behind one under way keep the
+    /// limits it was read with: they share its `RequestReader`).
     public func update(settings: ConnectionSettings) {
         self.settings = settings
     }

@@ -9,7 +9,7 @@ extension ServerConnection {
         guard !machine.isClosed, !machine.isLingering else { return }
         var wanted: IOEvents = []
         if pendingOutput > 0 { wanted.insert(.writable) }
-        if machine.wantsInput(bufferFull: input.isFull) { wanted.insert(.readable) }
+        if machine.wantsInput(bufferFull: inputIsFull) { wanted.insert(.readable) }
         if !crossedTLSWait.isEmpty { wanted = crossedTLSWait.interest(wanted) }
         setInterest(wanted)
         if relay != nil { updateUpstreamInterest() }
@@ -66,13 +66,13 @@ extension ServerConnection {
         }
         tls?.shutdown()
         socket.shutdownWrite()
-        input.consume(input.readableCount)
+        if let reader { reader.input.consume(reader.input.readableCount) }
         setTimer(machine.timerDeadline(now: loop.now, outputPending: false, settings: server.settings))
     }
 
     func discardUntilClosed() {
         while !machine.isClosed {
-            let space = input.writableSpace()
+            let space = heldReader.input.writableSpace()
             let count: Int?
             do {
                 count = try socket.read(into: space)

@@ -15,8 +15,8 @@ extension ServerConnection {
         self.relay = relay
         early.withUnsafeBytes { relay.toClientFrames?.consume($0) }
         // Bytes the client sent right behind its request go first.
-        relay.toUpstreamFrames?.consume(input.readable)
-        exchange?.requestBodyBytes += UInt64(input.readableCount)
+        relay.toUpstreamFrames?.consume(bufferedInput)
+        exchange?.requestBodyBytes += UInt64(bufferedInput.count)
         pumpToUpstream()
         // A stream that starts during a shutdown is closed as the others were.
         if server.isShuttingDown, self.relay != nil { beginShutdown() }
@@ -29,7 +29,7 @@ extension ServerConnection {
     func relayClientReady(_ events: IOEvents) {
         if events.contains(.writable) { flush() }
         if relay != nil, !events.isDisjoint(with: [.readable, .hangup, .error]) {
-            if machine.wantsInput(bufferFull: input.isFull) {
+            if machine.wantsInput(bufferFull: inputIsFull) {
                 readFromClient()
             } else if events.contains(.error) || events.contains(.hangup) && !interest.contains(.readable) {
                 // Reported without read interest: the client socket is shut both ways. That
@@ -66,8 +66,10 @@ extension ServerConnection {
     }
 
     private func readFromClient() {
-        while relay != nil, machine.wantsInput(bufferFull: input.isFull) {
-            let space = input.writableSpace()
+        while relay != nil, machine.wantsInput(bufferFull: inputIsFull) {
+            // Given back by `pumpToUpstream` once all went on: taken again for each read.
+            let reader = heldReader
+            let space = reader.input.writableSpace()
             let count: Int?
             do {
                 count = try receive(into: space)
@@ -78,7 +80,7 @@ extension ServerConnection {
             if count == 0 {
                 return performRelay(machine.relayPeerFinished(.client, undelivered: hasBytesForUpstream))
             }
-            input.didWrite(count)
+            reader.input.didWrite(count)
             exchange?.requestBodyBytes += UInt64(count)
             if let relay, relay.toUpstreamFrames != nil {
                 relay.toUpstreamFrames?.consume(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(space)[0..<count]))
@@ -102,11 +104,13 @@ extension ServerConnection {
     /// as far as the upstream takes them.
     func pumpToUpstream() {
         guard let relay else { return }
-        while !input.isEmpty {
-            guard let sent = send(input.readable, to: relay), sent > 0 else { return }
-            input.consume(sent)
+        if let reader {
+            while !reader.input.isEmpty {
+                guard let sent = send(reader.input.readable, to: relay), sent > 0 else { return }
+                reader.input.consume(sent)
+            }
+            releaseReaderIfIdle()
         }
-        input.releaseIfEmpty()
         while !relay.owedToUpstream.isEmpty {
             guard let sent = relay.owedToUpstream.withUnsafeBytes({ send($0, to: relay) }), sent > 0 else { return }
             relay.owedToUpstream.removeFirst(sent)
@@ -125,7 +129,7 @@ extension ServerConnection {
     }
 
     /// Whether client bytes (or a close frame) still wait for the upstream.
-    var hasBytesForUpstream: Bool { !input.isEmpty || relay?.owedToUpstream.isEmpty == false }
+    var hasBytesForUpstream: Bool { hasBufferedInput || relay?.owedToUpstream.isEmpty == false }
 
     /// Reads the upstream while the client's output is below the high-water mark, sending
     /// straight to the client when nothing is queued.

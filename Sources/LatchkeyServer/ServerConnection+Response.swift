@@ -60,7 +60,7 @@ extension ServerConnection {
 
     func finish(_ exchange: ServerExchange) {
         guard exchange === self.exchange, !exchange.finished else { return }
-        let action = machine.responseFinished(at: loop.now, inputBuffered: !input.isEmpty, mayKeepAlive: !server.isShuttingDown)
+        let action = machine.responseFinished(at: loop.now, inputBuffered: hasBufferedInput, mayKeepAlive: !server.isShuttingDown)
         switch action {
         case .cutShort:
             return abort(exchange)
@@ -88,7 +88,7 @@ extension ServerConnection {
         handler = nil
         exchange?.connection = nil
         exchange = nil
-        input.releaseIfEmpty()
+        releaseReaderIfIdle()
         if machine.isAwaitingHead { scheduleProcessing() }
     }
 

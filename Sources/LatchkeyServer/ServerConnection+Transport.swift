@@ -54,7 +54,7 @@ extension ServerConnection {
     /// takes input now.
     var hasUnreadTLSInput: Bool {
         guard let tls, !machine.isClosed, tls.hasBufferedInput else { return false }
-        return machine.wantsInput(bufferFull: input.isFull)
+        return machine.wantsInput(bufferFull: inputIsFull)
     }
 }
 

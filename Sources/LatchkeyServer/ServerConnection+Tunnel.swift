@@ -52,7 +52,7 @@ extension ServerConnection {
         tunnelAuthority = authority
         // A client waits for the 200 before its ClientHello (RFC 9110 §9.3.6): bytes that
         // came earlier were read as HTTP and cannot be handed to OpenSSL.
-        guard input.isEmpty else {
+        guard !hasBufferedInput else {
             return handshakeFailed(TLSHandshakeFailure(.other, detail: "the client sent bytes before the CONNECT was answered"))
         }
         do {
@@ -60,7 +60,7 @@ extension ServerConnection {
         } catch {
             return handshakeFailed(TLSHandshakeFailure(.other, detail: "cannot start TLS: \(error)"))
         }
-        input.releaseIfEmpty()
+        releaseReaderIfIdle()
         machine.interceptionStarted(at: loop.now, handshakeTimeout: server.settings.headTimeout)
         updateInterest()
         updateTimer()

@@ -29,8 +29,9 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
     /// The upstream of a relayed tunnel while it lasts.
     @exclusivity(unchecked) var relay: RelayUpstream?
 
-    @exclusivity(unchecked) var input: InputBuffer
-    @exclusivity(unchecked) var decoder: RequestDecoder
+    /// The bytes read and the request decoder, while the connection reads a request or
+    /// relays (`ServerConnection+Reader.swift`); nil while idle.
+    @exclusivity(unchecked) var reader: RequestReader?
     @exclusivity(unchecked) var output: [UInt8] = []
     @exclusivity(unchecked) var outputOffset = 0
 
@@ -57,8 +58,6 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
         self.listener = listener
         self.server = server
         self.tls = tls
-        input = InputBuffer(pool: server.inputBuffers)
-        decoder = RequestDecoder(limits: server.settings.http)
         if let handshakeTimeout = listener.tls?.handshakeTimeout, tls != nil {
             machine = ConnectionMachine(handshakingSince: server.loop.now, timeout: handshakeTimeout)
         } else {
@@ -120,7 +119,7 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
             budget -= read.count
             guard read.filledBuffer, budget > 0, readsOnAfterFullBuffer else { break }
         }
-        if exchange == nil { input.releaseIfEmpty() }
+        if exchange == nil { releaseReaderIfIdle() }
     }
 
     /// After a read that filled the buffer and its decoding: whether to read again now.
@@ -129,7 +128,7 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
         // A head still incomplete in a full buffer: the next read grows the buffer.
         case .head: true
         // A body, while the handler takes it.
-        case .body: !input.isFull
+        case .body: !inputIsFull
         case .none: false
         }
     }
@@ -139,17 +138,18 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
     /// at a full buffer, with more possibly waiting in the socket.
     private func readAvailable() -> (count: Int, filledBuffer: Bool) {
         var total = 0
+        let reader = heldReader
         while !machine.isClosed {
-            if input.isFull {
+            if reader.input.isFull {
                 // A full buffer is decoded before it grows: most heads end early in it, with
                 // body bytes behind. A buffer that was full when this read began holds a
                 // head larger than it, which may grow it up to the header limit (the
                 // decoder rejects anything beyond). Otherwise a full buffer is backpressure.
-                guard total == 0, machine.isAwaitingHead, input.grow(upTo: decoder.limits.maxHeaderBytes + 4096) else {
+                guard total == 0, machine.isAwaitingHead, reader.input.grow(upTo: reader.decoder.limits.maxHeaderBytes + 4096) else {
                     return (total, true)
                 }
             }
-            let space = input.writableSpace()
+            let space = reader.input.writableSpace()
             let count: Int?
             do {
                 count = try receive(into: space)
@@ -164,44 +164,47 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
             }
             total += count
             machine.bytesArrived(at: loop.now)
-            input.didWrite(count)
+            reader.input.didWrite(count)
             if count < space.count { break }
         }
         return (total, false)
     }
 
-    /// Decodes what is buffered as far as the current request allows.
+    /// Decodes what is buffered as far as the current request allows. The reader is read
+    /// again on every turn: the calls out (the handler's) may give it back.
     func processInput() {
         while true {
             switch machine.decodeStep {
             case .head:
-                guard !input.isEmpty else { return updateTimer() }
-                let step = decoder.decode(input.readable)
-                input.consume(step.consumed)
+                guard let reader, !reader.input.isEmpty else { return updateTimer() }
+                let step = reader.decoder.decode(reader.input.readable)
+                reader.input.consume(step.consumed)
                 switch step.event {
                 case .head(let head):
                     startExchange(head)
                 case .error(let error):
                     return reject(ErrorDocument(error))
                 case .needMore, .body, .end:
-                    machine.headIncomplete(bufferEmpty: input.isEmpty)
+                    machine.headIncomplete(bufferEmpty: reader.input.isEmpty)
                     return updateTimer()
                 }
             case .body:
-                let step = decoder.decode(input.readable)
+                // A request body under way: its decoder state keeps the reader.
+                let reader = heldReader
+                let step = reader.decoder.decode(reader.input.readable)
                 switch step.event {
                 case .body(let range):
-                    deliverBody(UnsafeRawBufferPointer(rebasing: input.readable[range]))
-                    input.consume(step.consumed)
+                    deliverBody(UnsafeRawBufferPointer(rebasing: reader.input.readable[range]))
+                    reader.input.consume(step.consumed)
                 case .end:
-                    input.consume(step.consumed)
+                    reader.input.consume(step.consumed)
                     machine.bodyEnded()
                     handler?.requestBodyEnded()
                 case .needMore:
-                    input.consume(step.consumed)
+                    reader.input.consume(step.consumed)
                     return updateTimer()
                 case .error(let error):
-                    input.consume(step.consumed)
+                    reader.input.consume(step.consumed)
                     return failRequestBody(ErrorDocument(error))
                 case .head:
                     return
@@ -220,7 +223,7 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
         if action == .deliverWithoutBody {
             // Take the decoder past this request's (empty) end now, so that an answer given
             // inside `handle` finds the request complete and keeps the connection.
-            _ = decoder.decode(UnsafeRawBufferPointer(start: nil, count: 0))
+            _ = reader?.decoder.decode(UnsafeRawBufferPointer(start: nil, count: 0))
         }
         let handler = server.handler.handle(exchange)
         // The handler may already have answered (a 404, a refusal) inside `handle`.

@@ -41,6 +41,18 @@ final class ServerHarness: Sendable {
     /// The CPU time the loop's thread has used so far.
     var loopCPUTime: Duration { loopCPUClock.elapsed }
 
+    /// Runs `body` with the server on its loop and waits for its answer.
+    func onLoop<T: Sendable>(_ body: @escaping @Sendable (HTTPServer) -> T) -> T {
+        let answer = LoopAnswer<T>()
+        let done = DispatchSemaphore(value: 0)
+        thread.handle.execute { loop in
+            answer.value.withLock { $0 = body(loop.attachment(HTTPServer.self)!) }
+            done.signal()
+        }
+        done.wait()
+        return answer.value.withLock { $0! }
+    }
+
     /// Graceful shutdown, as the process begins it.
     func drain() {
         thread.handle.execute { loop in loop.attachment(HTTPServer.self)?.drain {} }
@@ -201,6 +213,11 @@ final class BigResponse: ExchangeHandler {
     func requestBodyEnded() {}
     func responseDrained() { send() }
     func exchangeAborted(_ reason: ExchangeEnd) {}
+}
+
+/// What `ServerHarness.onLoop` brings back from the loop's thread.
+private final class LoopAnswer<T: Sendable>: Sendable {
+    let value = Mutex<T?>(nil)
 }
 
 /// A blocking client socket with a receive timeout, for the tests' side of the wire.
