@@ -4,14 +4,20 @@
 /// idle keep-alive connections hold no buffers. It grows (beyond the pool's size) only when
 /// its owner asks, for a head larger than that, which the decoder's limits bound, and
 /// compacts instead of reallocating.
+///
+/// `@inlinable`: its calls are on every read and decode of the server's and the upstream
+/// client's connections, in other modules, where they were inlined when it lived beside
+/// them (a call each costs more than these bodies).
 public struct InputBuffer: ~Copyable {
-    private var storage: UnsafeMutableRawPointer?
-    public private(set) var capacity = 0
-    private var start = 0
-    private var end = 0
+    @usableFromInline var storage: UnsafeMutableRawPointer?
+    /// The storage's size; 0 without storage.
+    @inlinable public var capacity: Int { storageSize }
+    @usableFromInline var storageSize = 0
+    @usableFromInline var start = 0
+    @usableFromInline var end = 0
     /// Held strongly: a buffer may go back after its pool's owner (a server, an upstream
     /// client) is gone.
-    private let pool: BufferPool
+    @usableFromInline let pool: BufferPool
 
     public init(pool: BufferPool) {
         self.pool = pool
@@ -21,22 +27,22 @@ public struct InputBuffer: ~Copyable {
         if let storage { release(storage) }
     }
 
-    public var readableCount: Int { end - start }
-    public var isEmpty: Bool { start == end }
+    @inlinable public var readableCount: Int { end - start }
+    @inlinable public var isEmpty: Bool { start == end }
     /// No room left even after compaction.
-    public var isFull: Bool { storage != nil && end - start == capacity }
+    @inlinable public var isFull: Bool { storage != nil && end - start == capacity }
 
-    public var readable: UnsafeRawBufferPointer {
+    @inlinable public var readable: UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: storage.map { $0 + start }, count: end - start)
     }
 
     /// Space after the readable bytes, taking a buffer or compacting first so that the
     /// free space is as large as the buffer allows.
-    public mutating func writableSpace() -> UnsafeMutableRawBufferPointer {
+    @inlinable public mutating func writableSpace() -> UnsafeMutableRawBufferPointer {
         guard let storage else {
             let fresh = pool.take()
             self.storage = fresh
-            capacity = pool.bufferSize
+            storageSize = pool.bufferSize
             return UnsafeMutableRawBufferPointer(start: fresh, count: capacity)
         }
         if start > 0 && (end == capacity || start == end) {
@@ -47,11 +53,11 @@ public struct InputBuffer: ~Copyable {
         return UnsafeMutableRawBufferPointer(start: storage + end, count: capacity - end)
     }
 
-    public mutating func didWrite(_ count: Int) {
+    @inlinable public mutating func didWrite(_ count: Int) {
         end += count
     }
 
-    public mutating func consume(_ count: Int) {
+    @inlinable public mutating func consume(_ count: Int) {
         start += count
         if start == end {
             start = 0
@@ -60,11 +66,11 @@ public struct InputBuffer: ~Copyable {
     }
 
     /// Gives the storage back if nothing is buffered.
-    public mutating func releaseIfEmpty() {
+    @inlinable public mutating func releaseIfEmpty() {
         guard isEmpty, let storage else { return }
         release(storage)
         self.storage = nil
-        capacity = 0
+        storageSize = 0
     }
 
     /// Doubles the capacity up to `limit`; returns false when already at the limit.
@@ -78,11 +84,11 @@ public struct InputBuffer: ~Copyable {
         self.storage = newStorage
         end -= start
         start = 0
-        capacity = newCapacity
+        storageSize = newCapacity
         return true
     }
 
-    private func release(_ buffer: UnsafeMutableRawPointer) {
+    @usableFromInline func release(_ buffer: UnsafeMutableRawPointer) {
         if capacity == pool.bufferSize { pool.give(buffer) } else { buffer.deallocate() }
     }
 }
