@@ -13,8 +13,12 @@ import LatchkeyLoop
 /// The delegate hears what a `CurlTransfer`'s hears, under the same rules: the finish and a
 /// request for more body never from inside a call the caller made on the transfer.
 ///
+/// The exchange is its own timer (`LoopTimer`), armed at the earlier of its first-byte and
+/// idle deadlines (`ExchangeDeadlines`): a request allocates no timer object and no closure
+/// context.
+///
 /// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
-public final class HTTP1Transfer: UpstreamTransfer, IOHandler, UpstreamConnectionDelegate {
+public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, UpstreamConnectionDelegate {
     unowned let client: UpstreamClient
     private let key: ConnectionKey
     private let options: UpstreamOptions
@@ -43,8 +47,7 @@ public final class HTTP1Transfer: UpstreamTransfer, IOHandler, UpstreamConnectio
     private let startedAt: LoopInstant
     @exclusivity(unchecked) public private(set) var upstreamTime: Duration?
     @exclusivity(unchecked) public private(set) var connectionUse = ConnectionUse()
-    private lazy var firstByteTimer = ClosureTimer { [unowned self] in self.firstByteTimerFired() }
-    private lazy var idleTimer = ClosureTimer { [unowned self] in self.idleTimerFired() }
+    @exclusivity(unchecked) private var deadlines = ExchangeDeadlines()
 
     public var bytesSent: UInt64 { machine.bytesSent }
     public var bytesReceived: UInt64 { machine.bytesReceived }
@@ -72,7 +75,7 @@ public final class HTTP1Transfer: UpstreamTransfer, IOHandler, UpstreamConnectio
         callerDepth += 1
         defer { callerDepth -= 1 }
         running = self
-        if options.idleTimeout > .zero { loop.arm(idleTimer, after: options.idleTimeout) }
+        if options.idleTimeout > .zero { setDeadlines(idle: loop.now.advanced(by: options.idleTimeout)) }
         if let pooled = client.pool.take(key) {
             connectionUse.reused = true
             attach(pooled, reused: true)
@@ -193,7 +196,7 @@ public final class HTTP1Transfer: UpstreamTransfer, IOHandler, UpstreamConnectio
                 return
             case .requestWritten:
                 setWritable(false)
-                if options.firstByteTimeout > .zero { loop.arm(firstByteTimer, after: options.firstByteTimeout) }
+                if options.firstByteTimeout > .zero { setDeadlines(firstByte: loop.now.advanced(by: options.firstByteTimeout)) }
                 return
             case .none:
                 return setWritable(false)
@@ -255,7 +258,7 @@ public final class HTTP1Transfer: UpstreamTransfer, IOHandler, UpstreamConnectio
                 return
             case .head(let status, let fields):
                 pooled.input.consume(step.consumed)
-                loop.disarm(firstByteTimer)
+                deadlines.firstByte = nil
                 delegate?.upstreamDidReceiveHead(self, status: status, fields: fields)
             case .body(let range):
                 let body = UnsafeRawBufferPointer(rebasing: pooled.input.readable[range])
@@ -287,7 +290,7 @@ public final class HTTP1Transfer: UpstreamTransfer, IOHandler, UpstreamConnectio
             setWritable(false)
         case .resend:
             connectionUse.resent = true
-            loop.disarm(firstByteTimer)
+            deadlines.firstByte = nil
             release(keepingConnection: false)
             openConnection()
         case .complete:
@@ -299,6 +302,27 @@ public final class HTTP1Transfer: UpstreamTransfer, IOHandler, UpstreamConnectio
 
     // MARK: timers
 
+    /// The timer: a deadline passed, or one dropped since it was armed (nothing to do then
+    /// but arm it at the other).
+    override public func timerFired() {
+        let passed = deadlines.takePassed(now: loop.now)
+        if passed.firstByte { firstByteTimerFired() }
+        if passed.idle, running != nil { idleTimerFired() }
+        if running != nil { armTimer() }
+    }
+
+    /// Sets the deadlines given and arms the timer at the earlier.
+    private func setDeadlines(firstByte: LoopInstant? = nil, idle: LoopInstant? = nil) {
+        if let firstByte { deadlines.firstByte = firstByte }
+        if let idle { deadlines.idle = idle }
+        armTimer()
+    }
+
+    private func armTimer() {
+        guard let next = deadlines.next else { return loop.disarm(self) }
+        if next != armedDeadline { loop.arm(self, at: next) }
+    }
+
     private func firstByteTimerFired() {
         guard let error = machine.firstByteTimerFired() else { return }
         finish(keepingConnection: false, error: error)
@@ -307,14 +331,14 @@ public final class HTTP1Transfer: UpstreamTransfer, IOHandler, UpstreamConnectio
     private func idleTimerFired() {
         switch machine.idleTimerFired(now: loop.now) {
         case .ignore: break
-        case .rearm(let deadline): loop.arm(idleTimer, at: deadline)
+        case .rearm(let deadline): deadlines.idle = deadline
         case .fail(let error): finish(keepingConnection: false, error: error)
         }
     }
 
     private func stopTimers() {
-        loop.disarm(firstByteTimer)
-        loop.disarm(idleTimer)
+        deadlines = ExchangeDeadlines()
+        loop.disarm(self)
     }
 
     // MARK: the end

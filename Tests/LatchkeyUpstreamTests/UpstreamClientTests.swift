@@ -328,7 +328,10 @@ import Testing
         #expect(outcome.error?.code == .resolveFailed)
     }
 
-    @Test func silentUpstreamIsFirstByteTimeout() async throws {
+    // The timeouts on both paths: libcurl's handle timers, and the one timer of Latchkey's
+    // own exchange at the earlier of its deadlines (`ExchangeDeadlines`).
+    @Test(arguments: [UpstreamPath.curl, .http1])
+    func silentUpstreamIsFirstByteTimeout(path: UpstreamPath) async throws {
         let server = try TestServer { connection in
             guard connection.readRequest() != nil else { return }
             _ = connection.waitForEOF(timeout: 5)
@@ -336,7 +339,7 @@ import Testing
         let harness = try UpstreamHarness()
         let started = ContinuousClock.now
         let options = UpstreamOptions(firstByteTimeout: .milliseconds(200), idleTimeout: .milliseconds(50))
-        let outcome = await harness.perform(request(server.baseURL, fields: ["Host": "h"], options: options))
+        let outcome = await harness.perform(request(server.baseURL, fields: ["Host": "h"], options: options), on: path)
         let elapsed = ContinuousClock.now - started
         await harness.shutDown()
         #expect(outcome.error?.code == .firstByteTimeout)
@@ -346,7 +349,8 @@ import Testing
 
     /// curl asks for no more of a sized body after its last byte: the request is sent then,
     /// and the first-byte timeout, not the idle one, applies to the wait for the head.
-    @Test func silentUpstreamAfterASizedBodyIsFirstByteTimeout() async throws {
+    @Test(arguments: [UpstreamPath.curl, .http1])
+    func silentUpstreamAfterASizedBodyIsFirstByteTimeout(path: UpstreamPath) async throws {
         let server = try TestServer { connection in
             guard connection.readRequest() != nil else { return }
             _ = connection.waitForEOF(timeout: 5)
@@ -354,7 +358,7 @@ import Testing
         let harness = try UpstreamHarness()
         let options = UpstreamOptions(firstByteTimeout: .milliseconds(300), idleTimeout: .milliseconds(50))
         let outcome = await harness.perform(
-            request("POST", server.baseURL, fields: ["Host": "h"], body: .length(5), options: options),
+            request("POST", server.baseURL, fields: ["Host": "h"], body: .length(5), options: options), on: path,
             started: { transfer, _, _ in
                 Array("hello".utf8).withUnsafeBytes { transfer.sendBody($0) }
                 transfer.finishBody()
@@ -364,7 +368,8 @@ import Testing
         #expect(outcome.error?.code == .firstByteTimeout)
     }
 
-    @Test func stalledBodyIsIdleTimeout() async throws {
+    @Test(arguments: [UpstreamPath.curl, .http1])
+    func stalledBodyIsIdleTimeout(path: UpstreamPath) async throws {
         let server = try TestServer { connection in
             guard connection.readRequest() != nil else { return }
             connection.write("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nabc")
@@ -372,14 +377,15 @@ import Testing
         }
         let harness = try UpstreamHarness()
         let options = UpstreamOptions(firstByteTimeout: .seconds(5), idleTimeout: .milliseconds(200))
-        let outcome = await harness.perform(request(server.baseURL, fields: ["Host": "h"], options: options))
+        let outcome = await harness.perform(request(server.baseURL, fields: ["Host": "h"], options: options), on: path)
         await harness.shutDown()
         #expect(outcome.status == 200)
         #expect(outcome.bodyText == "abc")
         #expect(outcome.error?.code == .idleTimeout)
     }
 
-    @Test func slowClientBodyIsNotAnIdleTimeout() async throws {
+    @Test(arguments: [UpstreamPath.curl, .http1])
+    func slowClientBodyIsNotAnIdleTimeout(path: UpstreamPath) async throws {
         let server = try TestServer { connection in
             guard let received = connection.readRequest() else { return }
             connection.write("HTTP/1.1 200 OK\r\nContent-Length: \(received.body.count)\r\n\r\n")
@@ -388,7 +394,7 @@ import Testing
         let harness = try UpstreamHarness()
         let options = UpstreamOptions(idleTimeout: .milliseconds(100))
         let outcome = await harness.perform(
-            request("POST", server.baseURL, fields: ["Host": "h"], body: .streaming, options: options),
+            request("POST", server.baseURL, fields: ["Host": "h"], body: .streaming, options: options), on: path,
             started: { transfer, _, loop in
                 // The client takes longer than the idle timeout to send its body.
                 after(.milliseconds(350), on: loop) {
