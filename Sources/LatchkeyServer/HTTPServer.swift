@@ -79,21 +79,26 @@ public final class HTTPServer {
         for connection in Array(connections.values) { connection.close() }
     }
 
-    fileprivate func accepted(_ socket: Socket, peer: SocketAddress?, listener: ListenerInfo) {
+    fileprivate func accepted(_ socket: consuming Socket, peer: SocketAddress?, listener: ListenerInfo) {
         guard !isShuttingDown, connectionCount.admit(limit: settings.maxConnections) else {
             refuseOverCapacity(socket)
             return handler.connection(.refusedOverCapacity, on: listener)
         }
         if case .unix = listener.boundAddress {} else { socket.setNoDelay() }
-        let connection: ServerConnection
+        // Out of memory or descriptors: nothing can be said to this client, and the socket
+        // closes as it goes.
+        let tls: TLSSession?
         do {
-            let tls = try listener.tls.map { tls throws(TLSError) in try TLSSession(context: tls.context, fd: socket.fd) }
-            connection = ServerConnection(socket: socket, peer: peer, listener: listener, tls: tls, server: self)
+            tls = try listener.tls.map { tls throws(TLSError) in try TLSSession(context: tls.context, fd: socket.fd) }
+        } catch {
+            connectionCount.release()
+            return
+        }
+        let connection = ServerConnection(socket: socket, peer: peer, listener: listener, tls: tls, server: self)
+        do {
             try connection.start()
         } catch {
-            // Out of memory or descriptors: nothing can be said to this client.
             connectionCount.release()
-            socket.close()
             return
         }
         connections[ObjectIdentifier(connection)] = connection
@@ -115,7 +120,7 @@ public final class HTTPServer {
     }
 
     /// Over the connection cap: one best-effort 503 and close, without reading the request.
-    private func refuseOverCapacity(_ socket: Socket) {
+    private func refuseOverCapacity(_ socket: consuming Socket) {
         Self.overCapacityResponse.withUnsafeBytes { _ = try? socket.send($0) }
         socket.close()
     }
@@ -145,9 +150,10 @@ private final class Acceptor: IOHandler {
     func handleIO(_ events: IOEvents) {
         // A bounded batch per wake-up keeps one busy listener from starving the loop.
         for _ in 0..<64 {
-            let next: (Socket, SocketAddress?)?
+            var peer: SocketAddress?
+            let next: Socket?
             do {
-                next = try listener.accept()
+                next = try listener.accept(peer: &peer)
             } catch where error.errno == EMFILE || error.errno == ENFILE {
                 // Out of descriptors: the listening socket stays readable, and level-
                 // triggered epoll would wake us on every turn. Stop accepting for a moment,
@@ -157,7 +163,7 @@ private final class Acceptor: IOHandler {
                 // ECONNABORTED and friends: nothing to do for this one.
                 continue
             }
-            guard let (socket, peer) = next else { return }
+            guard let socket = next else { return }
             server.accepted(socket, peer: peer, listener: listener.info)
         }
     }

@@ -77,8 +77,9 @@ public final class ListeningSocket: Sendable {
         if let unixPath { unlink(unixPath) }
     }
 
-    /// accept4(2), non-blocking and close-on-exec. nil when no connection is waiting.
-    func accept() throws(SystemError) -> (Socket, SocketAddress?)? {
+    /// accept4(2), non-blocking and close-on-exec, and the peer's address. nil when no
+    /// connection is waiting.
+    func accept(peer: inout SocketAddress?) throws(SystemError) -> Socket? {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         do {
@@ -89,7 +90,8 @@ public final class ListeningSocket: Sendable {
                     }
                 }
             }
-            return (Socket(fd: client), SocketAddress(storage: storage))
+            peer = SocketAddress(storage: storage)
+            return Socket(fd: client)
         } catch where error.wouldBlock {
             return nil
         }

@@ -14,7 +14,7 @@ import LatchkeyTLS
 ///
 /// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
 final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
-    let socket: Socket
+    @exclusivity(unchecked) var socket: Socket
     let peer: SocketAddress?
     let listener: ListenerInfo
     /// The server owns its connections and closes them all before it goes away.
@@ -52,7 +52,7 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
     }
 
     /// `tls`: the session of a TLS listener's connection, which handshakes first.
-    init(socket: Socket, peer: SocketAddress?, listener: ListenerInfo, tls: TLSSession?, server: HTTPServer) {
+    init(socket: consuming Socket, peer: SocketAddress?, listener: ListenerInfo, tls: TLSSession?, server: HTTPServer) {
         self.socket = socket
         self.peer = peer
         self.listener = listener

@@ -4,24 +4,28 @@ import LatchkeyLoop
 import Glibc
 #endif
 
-/// Owns one accepted, non-blocking client socket and closes it when released. Socket calls
-/// go through `systemCall` for EINTR and errno.
-public final class Socket {
-    public let fd: Int32
-    private var closed = false
+/// Owns one accepted, non-blocking client socket and closes it when it goes, if nothing
+/// closed it before. Socket calls go through `systemCall` for EINTR and errno.
+///
+/// A noncopyable value, not an object: it lives inside its connection, 4 bytes there
+/// instead of a pointer there and a 32-byte object beside it.
+struct Socket: ~Copyable {
+    /// -1 once closed: a call after the close fails with EBADF rather than reach whatever
+    /// the number was reused for.
+    private(set) var fd: Int32
 
     init(fd: Int32) {
         self.fd = fd
     }
 
     deinit {
-        close()
+        if fd >= 0 { _ = Glibc.close(fd) }
     }
 
-    public func close() {
-        guard !closed else { return }
-        closed = true
+    mutating func close() {
+        guard fd >= 0 else { return }
         _ = Glibc.close(fd)
+        fd = -1
     }
 
     /// TCP_NODELAY: responses are already coalesced per loop iteration, so Nagle's
