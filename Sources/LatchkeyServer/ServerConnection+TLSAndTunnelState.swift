@@ -1,7 +1,7 @@
 import LatchkeyHTTP
 import LatchkeyTLS
 
-/// What only TLS and tunnelled connections have, kept out of line: about 150 bytes that
+/// What only TLS and tunnelled connections have, kept out of line: about 160 bytes that
 /// every plain connection, idle ones included, would otherwise carry (Benchmarks/RESULTS.md,
 /// memory per idle connection).
 ///
@@ -14,6 +14,8 @@ final class TLSAndTunnelState {
     @exclusivity(unchecked) var tunnelAuthority: TargetAuthority?
     /// A CONNECT's tunnel, from the handler's decision until its `200` has been written.
     @exclusivity(unchecked) var pendingTunnel: Tunnel?
+    /// The upstream of a relayed tunnel (or upgraded stream) while it lasts.
+    @exclusivity(unchecked) var relay: RelayUpstream?
 }
 
 extension ServerConnection {
@@ -30,6 +32,11 @@ extension ServerConnection {
     var pendingTunnel: Tunnel? {
         get { tlsAndTunnel?.pendingTunnel }
         set { if newValue != nil || tlsAndTunnel != nil { tlsAndTunnelState().pendingTunnel = newValue } }
+    }
+
+    var relay: RelayUpstream? {
+        get { tlsAndTunnel?.relay }
+        set { if newValue != nil || tlsAndTunnel != nil { tlsAndTunnelState().relay = newValue } }
     }
 
     /// Setting nil where nothing was set allocates nothing.
