@@ -10,8 +10,9 @@
 /// (several timers in one object, objects made rarely) uses a `ClosureTimer`.
 open class LoopTimer {
     final var deadline = LoopInstant(nanoseconds: 0)
-    /// Position in the loop's heap, or -1 when not armed.
-    final var heapIndex = -1
+    /// Position in the loop's heap, or -1 when not armed. 32 bits: a subclass's first
+    /// field of 4 bytes or less goes in the other 4 (`ServerConnection`'s socket).
+    final var heapIndex: Int32 = -1
 
     public init() {}
 
@@ -49,17 +50,17 @@ struct TimerHeap {
     mutating func arm(_ timer: LoopTimer, at deadline: LoopInstant) {
         timer.deadline = deadline
         if timer.heapIndex >= 0 {
-            siftUp(timer.heapIndex)
-            siftDown(timer.heapIndex)
+            siftUp(Int(timer.heapIndex))
+            siftDown(Int(timer.heapIndex))
         } else {
-            timer.heapIndex = timers.count
+            timer.heapIndex = Int32(timers.count)
             timers.append(timer)
-            siftUp(timer.heapIndex)
+            siftUp(timers.count - 1)
         }
     }
 
     mutating func disarm(_ timer: LoopTimer) {
-        let index = timer.heapIndex
+        let index = Int(timer.heapIndex)
         guard index >= 0 else { return }
         let last = timers.count - 1
         if index != last {
@@ -82,8 +83,8 @@ struct TimerHeap {
 
     private mutating func swapAt(_ a: Int, _ b: Int) {
         timers.swapAt(a, b)
-        timers[a].heapIndex = a
-        timers[b].heapIndex = b
+        timers[a].heapIndex = Int32(truncatingIfNeeded: a)
+        timers[b].heapIndex = Int32(truncatingIfNeeded: b)
     }
 
     private mutating func siftUp(_ start: Int) {

@@ -15,8 +15,9 @@ import LatchkeyTLS
 /// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
 final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
     // In this order the fields pack with no more than a few bytes of padding: the object
-    // is 195 bytes, 208 with malloc's rounding (200 at most for that). The narrow ones
-    // follow `peer`'s 25 bytes.
+    // is 195 bytes, 208 with malloc's rounding (200 at most for that). The socket's 4
+    // bytes fill `LoopTimer`'s last 4, the narrow ones follow `peer`'s 25.
+    @exclusivity(unchecked) var socket: Socket
     let peer: SocketAddress?
     /// Work asked for in this loop turn, run once after the events (`runDeferredWork`).
     @exclusivity(unchecked) var scheduled: ScheduledWork = []
@@ -25,7 +26,6 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
     @exclusivity(unchecked) var crossedTLSWait: CrossedTLSWait = []
     @exclusivity(unchecked) var registration: IORegistration?
     @exclusivity(unchecked) var interest: IOEvents = []
-    @exclusivity(unchecked) var socket: Socket
     let listener: ListenerInfo
     /// The server owns its connections and closes them all before it goes away.
     unowned(unsafe) let server: HTTPServer
