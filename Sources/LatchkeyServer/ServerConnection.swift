@@ -26,6 +26,8 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
     @exclusivity(unchecked) var crossedTLSWait: CrossedTLSWait = []
     @exclusivity(unchecked) var registration: IORegistration?
     @exclusivity(unchecked) var interest: IOEvents = []
+    /// Where the server keeps the connection in its list, or -1 when it is not in it.
+    @exclusivity(unchecked) var serverIndex: Int32 = -1
     let listener: ListenerInfo
     /// The server owns its connections and closes them all before it goes away.
     unowned(unsafe) let server: HTTPServer

@@ -115,6 +115,29 @@ import Testing
         #expect(server.connectionEvents.all == [.opened, .refusedOverCapacity, .closed])
     }
 
+    /// The server's list of connections takes out whichever closes (the last one moving to
+    /// its place) and still reaches every other one when it closes them all.
+    @Test func connectionsClosingInAnyOrderLeaveTheOthersListed() throws {
+        let server = try ServerHarness()
+        var clients: [TestClient?] = try (0..<4).map { _ in try TestClient(port: server.port) }
+        for (i, client) in clients.enumerated() {
+            client?.send("GET /\(i) HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(client?.read(until: "bytes=").contains("GET /\(i)") == true)
+        }
+        clients[0] = nil
+        clients[2] = nil
+        let deadline = ContinuousClock.now + .seconds(5)
+        while server.onLoop({ $0.openConnections }) > 2 && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(server.onLoop { $0.openConnections } == 2)
+        server.onLoop { $0.closeAll() }
+        #expect(clients[1]?.peerClosed() == true)
+        #expect(clients[3]?.peerClosed() == true)
+        #expect(server.onLoop { $0.openConnections } == 0)
+        #expect(server.connectionEvents.all == Array(repeating: .opened, count: 4) + Array(repeating: .closed, count: 4))
+    }
+
     @Test func headResponseCarriesNoBody() throws {
         let server = try ServerHarness()
         let client = try TestClient(port: server.port)
