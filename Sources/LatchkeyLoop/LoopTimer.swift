@@ -3,11 +3,12 @@
 /// an armed timer moves it: a connection re-arms one timer per request instead of
 /// allocating. While armed, the loop holds it.
 ///
-/// Subclass it and override `timerFired()`. An object made per connection that needs one
-/// timer is that timer itself (`ServerConnection`, `UpgradeExchange`): the deadline and the
-/// heap position are two fields of the object, where a timer object beside it and the
-/// context of a closure calling back cost 96 bytes of heap per connection. Anything else
-/// (several timers in one object, objects made rarely) uses a `ClosureTimer`.
+/// Subclass it and override `timerFired()`. An object made per connection or per request
+/// is its own timer (`ServerConnection`, `UpgradeExchange`, `HTTP1Transfer`, which keeps two
+/// deadlines on it): the deadline and the heap position are two fields of the object, where
+/// a timer object beside it and the context of a closure calling back cost 96 bytes of heap
+/// and two allocations. Anything else (several timers in one object, objects made rarely)
+/// uses a `ClosureTimer`.
 open class LoopTimer {
     final var deadline = LoopInstant(nanoseconds: 0)
     /// Position in the loop's heap, or -1 when not armed. 32 bits: a subclass's first

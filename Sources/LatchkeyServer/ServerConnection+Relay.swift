@@ -1,12 +1,13 @@
 import LatchkeyHTTP
 import LatchkeyLoop
 
-/// A relayed CONNECT tunnel: client bytes go through `input` to the upstream, upstream bytes
-/// straight to the client's socket (through `output` only for what the socket cannot take
-/// at once). Each side is read only while the other can take more, so a slow reader holds
-/// back its writer and the memory per tunnel stays bounded (`input`, taken from the loop's
-/// pool only while bytes wait in it, plus `output` up to the high-water mark). The machine
-/// decides when a direction ends and when the tunnel does.
+/// A relayed CONNECT tunnel: client bytes go through the reader's input to the upstream,
+/// upstream bytes straight to the client's socket (through `output` only for what the
+/// socket cannot take at once). Each side is read only while the other can take more, so a
+/// slow reader holds back its writer and the memory per tunnel stays bounded (the
+/// `RequestReader`, taken from the loop's pool only while bytes wait in it, plus `output` up
+/// to the high-water mark). The machine decides when a direction ends and when the tunnel
+/// does.
 extension ServerConnection {
     /// `early`: bytes the upstream sent behind its `101`, already queued for the client.
     func startRelay(_ upstream: RawConnection, webSocket: Bool, early: [UInt8] = []) {
