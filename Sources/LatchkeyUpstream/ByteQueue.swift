@@ -10,6 +10,8 @@ struct ByteQueue {
     private(set) var count = 0
 
     var isEmpty: Bool { count == 0 }
+    /// Bytes it holds before it grows (and copies what it holds).
+    var capacity: Int { storage.count }
 
     /// `capacity`: room for this many bytes before the first growth (a body of known length
     /// reserves what it will hold at most).

@@ -94,6 +94,9 @@ struct HTTP1ExchangeMachine {
     /// client is not read while they are at the high-water mark.
     var queuedBodyBytes: Int { output.held }
 
+    /// Room for request bytes before the output grows.
+    var outputCapacity: Int { output.capacity }
+
     /// - Parameters:
     ///   - head: the request head as written (`UpstreamRequest.encodedHead()`), its framing
     ///     field included.
@@ -120,10 +123,17 @@ struct HTTP1ExchangeMachine {
             bodyRemaining = .max
             chunked = true
             upload = .open(asked: false)
+            // Room for what a resend keeps, its chunk framing included: a queue that
+            // doubled its way there copied a 64 KiB upload four times over.
+            reserve += RequestOutput.resendLimit + Self.chunkFramingAllowance
         }
         output = RequestOutput(reserving: reserve)
         output.append(head)
     }
+
+    /// Chunk headers and terminators of a streamed body reserved for beside its bytes:
+    /// enough for 64 KiB in chunks of 1 KiB or more.
+    static let chunkFramingAllowance = 1024
 
     /// Neither over nor waiting for a connection: the connection is written and read.
     var isExchanging: Bool { !isOver && link != .awaiting }

@@ -28,6 +28,9 @@ struct RequestOutput {
     /// Bytes held: unwritten, and written ones kept for a resend.
     var held: Int { queue.count }
 
+    /// Bytes it holds before its queue grows.
+    var capacity: Int { queue.capacity }
+
     mutating func append(_ bytes: UnsafeRawBufferPointer) {
         queue.append(bytes)
     }

@@ -131,6 +131,23 @@ struct HTTP1ExchangeMachineTests {
         #expect(Self.write(&m) == ("0\r\n\r\n", .requestWritten))
     }
 
+    /// On a reused connection every written byte is kept for a resend, up to 64 KiB: a
+    /// streamed body's first 64 KiB, framed, fit the room reserved at the start, so the
+    /// queue never grows by copying what it holds.
+    @Test func aStreamedBodyKeptForAResendFitsTheRoomReservedForIt() {
+        var m = Self.machine(head: "PUT / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", method: "PUT", body: .streaming)
+        let reserved = m.outputCapacity
+        m.connected(reused: true)
+        let chunk = [UInt8](repeating: 0x78, count: 16 * 1024)
+        for index in 0..<4 {
+            _ = chunk.withUnsafeBytes { m.bodyAvailable($0) }
+            // The fourth waits: written, it would take the kept bytes past the limit.
+            if index < 3 { _ = Self.write(&m) }
+        }
+        #expect(m.queuedBodyBytes > RequestOutput.resendLimit, "the written bytes are held with the fourth chunk")
+        #expect(m.outputCapacity == reserved)
+    }
+
     @Test func aSizedBodyThatEndsShortFailsTheExchange() {
         var m = Self.machine(method: "POST", body: .length(5))
         m.connected(reused: false)
