@@ -86,3 +86,13 @@ def test_a_reload_that_lowers_the_limits_closes_what_is_over_them(latchkey, make
         assert up.wait_until(lambda up=up: up.connections[0].closed_at is not None)
     assert p.get("/a/echo").status == 200
     assert ups["a"].accepted == 2
+
+
+def test_libcurls_transfers_are_counted_the_same(latchkey, upstream):
+    """`engine: libcurl`: the counts come from libcurl (CURLINFO_NUM_CONNECTS); its own
+    connection cache keeps the connection, not Latchkey's pool."""
+    p = latchkey.serve(config(route={"upstream": {"url": upstream.url, "engine": "libcurl"}}, server=ONE_LOOP))
+    for i in range(3):
+        assert p.get(f"/echo/{i}").status == 200
+    assert upstream.accepted == 1
+    assert samples_of(p) == {"opened": 1, "reuses": 2, "resends": 0, "idle": 0}
