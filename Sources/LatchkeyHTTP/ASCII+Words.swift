@@ -33,4 +33,64 @@ extension ASCII {
     static func loadWord(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> UInt64 {
         UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
+
+    /// Whether every byte of `bytes` is a field-value byte (`isFieldValueByte`), eight at a
+    /// time while they are plain visible ASCII.
+    static func isFieldValue(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        while index + 8 <= bytes.count, isPlainVisible(loadWord(bytes, index)) { index += 8 }
+        while index < bytes.count {
+            guard isFieldValueByte(bytes[index]) else { return false }
+            index += 1
+        }
+        return true
+    }
+
+    @inline(__always)
+    private static func loadWord(_ base: UnsafeRawPointer, _ offset: Int) -> UInt64 {
+        UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
+
+    @inline(__always)
+    private static func loadHalfWord(_ base: UnsafeRawPointer, _ offset: Int) -> UInt64 {
+        UInt64(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+    }
+
+    /// `word` with each of its bytes A…Z made a…z, and no other byte changed.
+    @inline(__always)
+    static func lowercaseWord(_ word: UInt64) -> UInt64 {
+        // For a byte below 0x80, adding 0x3F sets its high bit when it is ≥ "A", adding
+        // 0x25 when it is > "Z"; neither carries into the next byte.
+        let low = word & ~highBits
+        let upper = (low &+ ones &* 0x3F) & ~(low &+ ones &* 0x25) & ~word & highBits
+        return word | (upper >> 2)
+    }
+
+    /// Whether the `count` bytes at `lhs` and `rhs` are equal ignoring ASCII case, eight at
+    /// a time. `rhsIsLowercase`: `rhs` needs no folding.
+    @inline(__always)
+    static func equalsCaseInsensitive(_ lhs: UnsafeRawPointer, _ rhs: UnsafeRawPointer, count: Int,
+                                      rhsIsLowercase: Bool = false) -> Bool {
+        @inline(__always) func same(_ left: UInt64, _ right: UInt64) -> Bool {
+            lowercaseWord(left) == (rhsIsLowercase ? right : lowercaseWord(right))
+        }
+        // Whole words, the last one overlapping the one before: no byte-by-byte tail.
+        if count >= 8 {
+            var offset = 0
+            while offset + 8 < count {
+                guard same(loadWord(lhs, offset), loadWord(rhs, offset)) else { return false }
+                offset += 8
+            }
+            return same(loadWord(lhs, count - 8), loadWord(rhs, count - 8))
+        }
+        if count >= 4 {
+            return same(loadHalfWord(lhs, 0), loadHalfWord(rhs, 0))
+                && same(loadHalfWord(lhs, count - 4), loadHalfWord(rhs, count - 4))
+        }
+        for offset in 0..<count {
+            let left = UInt64(lhs.load(fromByteOffset: offset, as: UInt8.self))
+            guard same(left, UInt64(rhs.load(fromByteOffset: offset, as: UInt8.self))) else { return false }
+        }
+        return true
+    }
 }

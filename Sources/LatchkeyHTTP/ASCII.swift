@@ -64,13 +64,18 @@ enum ASCII {
     /// be all lowercase.
     static func equalsCaseInsensitive(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ lowercased: StaticString) -> Bool {
         guard range.count == lowercased.utf8CodeUnitCount else { return false }
-        let literal = lowercased.utf8Start
-        var index = 0
-        for position in range {
-            if lowercase(bytes[position]) != literal[index] { return false }
-            index += 1
-        }
-        return true
+        guard let base = bytes.baseAddress, !range.isEmpty else { return range.isEmpty }
+        // The first byte turns most other names away before a word is loaded.
+        guard lowercase(bytes[range.lowerBound]) == lowercased.utf8Start.pointee else { return false }
+        return equalsCaseInsensitive(base + range.lowerBound, UnsafeRawPointer(lowercased.utf8Start), count: range.count,
+                                     rhsIsLowercase: true)
+    }
+
+    /// ASCII case-insensitive equality of two runs of bytes.
+    static func equalsCaseInsensitive(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        guard let left = lhs.baseAddress, let right = rhs.baseAddress else { return true }
+        return equalsCaseInsensitive(left, right, count: lhs.count)
     }
 
     /// ASCII case-insensitive equality of two strings, byte by byte, no allocation.
@@ -80,10 +85,7 @@ enum ASCII {
         guard left.count == right.count else { return false }
         let contiguous = left.withContiguousStorageIfAvailable { l in
             right.withContiguousStorageIfAvailable { r in
-                for index in 0..<l.count where lowercase(l[index]) != lowercase(r[index]) {
-                    return false
-                }
-                return true
+                equalsCaseInsensitive(UnsafeRawBufferPointer(l), UnsafeRawBufferPointer(r))
             }
         }
         if let contiguous = contiguous ?? nil { return contiguous }

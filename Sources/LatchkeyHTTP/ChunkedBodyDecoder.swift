@@ -62,9 +62,9 @@ struct ChunkedBodyDecoder: Sendable {
                 case .complete(let end):
                     var fields = HTTPFields()
                     do {
-                        fields.reserveCapacity(scanner.fieldLineCount)
+                        let section = fields.storeSection(rest, 0..<(end - 2), fields: scanner.fieldLineCount)
                         try RequestDecoder.forEachFieldLine(rest, 0..<(end - 2)) { (line: FieldLine) throws(HTTPParseError) in
-                            try fields.append(line.field(in: rest, .request))
+                            try line.append(to: &fields, section, from: rest, FieldName.classify(rest, line.name), .request)
                         }
                     } catch {
                         return failure(error.code)

@@ -68,22 +68,27 @@ struct FieldLine {
         return FieldLine(name: name, value: valueStart..<valueEnd, end: index, valueHasNonASCII: nonASCII)
     }
 
-    /// The field with its name and value as strings. A request's value must be valid
-    /// UTF-8: replacing invalid bytes would forward something other than what was sent.
-    func field(in bytes: UnsafeRawBufferPointer, _ strictness: Strictness) throws(HTTPParseError) -> HTTPField {
-        let nameString = ASCII.string(bytes, name)
-        guard valueHasNonASCII else {
-            return HTTPField(name: nameString, value: ASCII.string(bytes, value))
+    /// Indexes the field in `fields`, whose `section` holds the bytes of the section this
+    /// line is in (`HTTPFields.storeSection`). A request's value must be valid UTF-8:
+    /// replacing invalid bytes would forward something other than what was sent. An
+    /// upstream's Latin-1 bytes are kept and forwarded as they came (`HTTPFields.value(at:)`
+    /// repairs them for a reader) rather than failing its response.
+    func append(to fields: inout HTTPFields, _ section: HTTPFields.StoredSection, from bytes: UnsafeRawBufferPointer,
+                _ known: FieldName, _ strictness: Strictness) throws(HTTPParseError) {
+        if valueHasNonASCII, strictness == .request, ASCII.validatedString(bytes, value) == nil {
+            throw HTTPParseError(.invalidFieldValue)
         }
-        switch strictness {
-        case .request:
-            guard let valueString = ASCII.validatedString(bytes, value) else {
-                throw HTTPParseError(.invalidFieldValue)
-            }
-            return HTTPField(name: nameString, value: valueString)
-        case .response:
-            // An upstream's Latin-1 bytes are repaired rather than failing its response.
-            return HTTPField(name: nameString, value: ASCII.string(bytes, value))
-        }
+        // `name: value` and the CR, as the encoder would write it: the line goes out as it
+        // came. Other spacing (none after the colon, some before it or after the value) is
+        // written anew.
+        let asWritten = value.lowerBound == name.upperBound + 2 && bytes[name.upperBound] == ASCII.colon
+            && bytes[name.upperBound + 1] == ASCII.sp && end == value.upperBound
+        fields.indexParsed(section, name: name, value: value, known: known, asWritten: asWritten)
+    }
+
+    /// The field with its name and value as strings, for a response line read on its own;
+    /// an upstream's Latin-1 bytes are repaired rather than failing its response.
+    func responseField(in bytes: UnsafeRawBufferPointer) -> HTTPField {
+        HTTPField(name: ASCII.string(bytes, name), value: ASCII.string(bytes, value))
     }
 }

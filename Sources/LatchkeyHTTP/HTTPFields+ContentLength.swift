@@ -5,22 +5,27 @@ extension HTTPFields {
     /// such as an upstream's response head.
     public func contentLength() throws(HTTPParseError) -> UInt64? {
         var semantics = HeadSemantics()
-        var next = 0
-        while let index = firstIndex(named: "content-length", from: next) {
-            next = index + 1
-            var value = storage[index].value
-            // withUTF8 only rethrows untyped errors: carry the typed one out by hand.
-            var failure: HTTPParseError?
-            value.withUTF8 { buffer in
-                let bytes = UnsafeRawBufferPointer(buffer)
-                do throws(HTTPParseError) {
-                    try semantics.observeContentLength(bytes, 0..<bytes.count)
-                } catch {
-                    failure = error
-                }
-            }
-            if let failure { throw failure }
+        try forEachValue(of: .contentLength) { (value: UnsafeRawBufferPointer) throws(HTTPParseError) in
+            try semantics.observeContentLength(value, 0..<value.count)
+            return true
         }
         return semantics.contentLength
+    }
+}
+
+extension HTTPFields {
+    /// Makes `Content-Length: length` the only Content-Length line; a section that has just
+    /// that line already (the usual upstream response) is left as it is.
+    public mutating func setContentLength(_ length: UInt64) {
+        let digits = String(length)
+        var lines = 0
+        var matches = true
+        try? forEachValue(of: .contentLength) { value in
+            lines += 1
+            matches = matches && value.elementsEqual(digits.utf8)
+            return matches
+        }
+        if lines == 1 && matches { return }
+        set(name: .contentLength, value: digits)
     }
 }

@@ -2,81 +2,300 @@
 ///
 /// A proxy must forward what it received: folding duplicates into a dictionary loses
 /// `Set-Cookie` lines and hides the duplicate `Content-Length` or `Host` lines that request
-/// smuggling relies on. Lookups match names ASCII case-insensitively (RFC 9110 §5.1) by
-/// comparing bytes, never by building lowercased strings.
-public struct HTTPFields: Sendable, Equatable, Hashable {
-    @usableFromInline var storage: [HTTPField]
+/// smuggling relies on. Lookups match names ASCII case-insensitively (RFC 9110 §5.1).
+///
+/// Kept as nginx keeps a head: the bytes of the field lines, each written once as
+/// `name: value\r\n`, and an index of the lines with each name recognised when it is stored
+/// (`FieldName`). A field parsed from a message is never a `String` unless someone asks for
+/// its value; looking up a known name compares one byte per field; removing a field drops
+/// its index entry and leaves its bytes; and a section goes out as runs of the stored lines
+/// (`FieldSectionEncoder`), one copy for a head forwarded without change. As a `String`
+/// per name and value, a proxied request built, retained, compared and encoded about forty
+/// of them.
+public struct HTTPFields: Sendable {
+    public typealias Name = HTTPField.Name
+
+    /// The lines, `name: value\r\n`, in the order they were written. A removed or replaced
+    /// field's line stays until `compactIfMostlyDead` drops the dead bytes.
+    @usableFromInline var lines: [UInt8]
+    /// The fields in order: where each one's line is, and what is known of it.
+    @usableFromInline var entries: [Entry]
+    /// Bytes of `lines` no entry points at.
+    @usableFromInline var deadBytes: Int
+
+    @usableFromInline
+    struct Entry: Sendable {
+        var start: UInt32
+        var nameCount: UInt32
+        var valueStart: UInt32
+        var valueCount: UInt32
+        var name: FieldName
+        /// Stored as `name: value\r\n`, with a token name and a value without control
+        /// bytes but HTAB: the line is sent as it is stored.
+        var sendsAsStored: Bool
+
+        var nameRange: Range<Int> { Int(start)..<(Int(start) + Int(nameCount)) }
+        var valueRange: Range<Int> { Int(valueStart)..<(Int(valueStart) + Int(valueCount)) }
+        /// The line from its name to the CRLF after its value.
+        var lineRange: Range<Int> { Int(start)..<(Int(valueStart) + Int(valueCount) + 2) }
+    }
+
+    /// Where a parsed section's bytes were copied to in `lines`.
+    struct StoredSection {
+        /// Added to a position in the parser's buffer to make it one in `lines`.
+        let offset: Int
+    }
 
     public init() {
-        storage = []
+        lines = []
+        entries = []
+        deadBytes = 0
     }
 
     public init(_ fields: some Sequence<HTTPField>) {
-        storage = Array(fields)
+        self.init()
+        for field in fields { append(field) }
     }
 
+    /// Room for `minimumCapacity` fields in all, and for the lines of those not yet stored.
     public mutating func reserveCapacity(_ minimumCapacity: Int) {
-        storage.reserveCapacity(minimumCapacity)
+        let more = minimumCapacity - entries.count
+        guard more > 0 else { return }
+        entries.reserveCapacity(minimumCapacity)
+        lines.reserveCapacity(lines.count + more * 32)
     }
 
     public mutating func append(name: String, value: String) {
-        storage.append(HTTPField(name: name, value: value))
+        append(name: Name(name), value: value)
+    }
+
+    public mutating func append(name: Name, value: String) {
+        name.withBytes { name, known in entries.append(storeLine(name: name, known, value: value)) }
     }
 
     public mutating func append(_ field: HTTPField) {
-        storage.append(field)
+        append(name: field.name, value: field.value)
+    }
+
+    /// Copies the bytes of a parsed section (`region` of `bytes`: its field lines) in one
+    /// piece; `indexParsed` then indexes its fields.
+    mutating func storeSection(_ bytes: UnsafeRawBufferPointer, _ region: Range<Int>, fields: Int) -> StoredSection {
+        entries.reserveCapacity(entries.count + fields)
+        let offset = lines.count - region.lowerBound
+        lines.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[region]).assumingMemoryBound(to: UInt8.self))
+        return StoredSection(offset: offset)
+    }
+
+    /// A field of a stored section whose name and value the parser has located and checked:
+    /// a token name, a value of field-value bytes. `asWritten`: its line is `name: value`
+    /// and CRLF, as the encoder would write it.
+    mutating func indexParsed(_ section: StoredSection, name: Range<Int>, value: Range<Int>, known: FieldName,
+                              asWritten: Bool) {
+        entries.append(Entry(start: UInt32(name.lowerBound + section.offset), nameCount: UInt32(name.count),
+                             valueStart: UInt32(value.lowerBound + section.offset), valueCount: UInt32(value.count),
+                             name: known, sendsAsStored: asWritten))
+    }
+
+    /// Stores a line whose value comes from a string: checked here for what the encoder
+    /// must leave out or change (`Entry.sendsAsStored`).
+    private mutating func storeLine(name: UnsafeRawBufferPointer, _ known: FieldName, value: String) -> Entry {
+        var value = value
+        return value.withUTF8 { value in
+            let value = UnsafeRawBufferPointer(value)
+            // A name that classifies as known is one of those tokens, whatever its case.
+            let isClean = (known != .other || (!name.isEmpty && name.allSatisfy(ASCII.isTokenByte)))
+                && ASCII.isFieldValue(value)
+            return storeLine(name: name, value: value, known: known, isClean: isClean)
+        }
+    }
+
+    /// Writes `name: value\r\n` at the end of `lines`; returns its entry.
+    private mutating func storeLine(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, known: FieldName,
+                                    isClean: Bool) -> Entry {
+        let start = lines.count
+        // Room for the line at once, growing as appending would: by doubling.
+        let needed = start + name.count + value.count + 4
+        if lines.capacity < needed { lines.reserveCapacity(Swift.max(needed, 2 * lines.capacity)) }
+        lines.append(contentsOf: name.assumingMemoryBound(to: UInt8.self))
+        lines.append(ASCII.colon)
+        lines.append(ASCII.sp)
+        lines.append(contentsOf: value.assumingMemoryBound(to: UInt8.self))
+        lines.append(ASCII.cr)
+        lines.append(ASCII.lf)
+        return Entry(start: UInt32(start), nameCount: UInt32(name.count), valueStart: UInt32(start + name.count + 2),
+                     valueCount: UInt32(value.count), name: known, sendsAsStored: isClean)
+    }
+
+    /// Puts `entry`, whose line is stored, at `index`; the line it replaces is dead.
+    private mutating func replaceEntry(at index: Int, with entry: Entry) {
+        deadBytes += entries[index].lineRange.count
+        entries[index] = entry
+        compactIfMostlyDead()
     }
 
     /// The first value of the field `name`, or nil.
-    public subscript(name: String) -> String? {
-        firstIndex(named: name).map { storage[$0].value }
+    public subscript(name: Name) -> String? {
+        firstIndex(named: name).map { value(at: $0) }
     }
 
     /// Every value of the field `name`, in order of arrival.
-    public func values(named name: String) -> [String] {
-        storage.compactMap { ASCII.equalsCaseInsensitive($0.name, name) ? $0.value : nil }
+    public func values(named name: Name) -> [String] {
+        var values: [String] = []
+        var next = 0
+        while let index = firstIndex(named: name, from: next) {
+            values.append(value(at: index))
+            next = index + 1
+        }
+        return values
     }
 
-    public func contains(_ name: String) -> Bool {
+    public func contains(_ name: Name) -> Bool {
         firstIndex(named: name) != nil
     }
 
-    /// The position of the first field `name`. Reads each name in place: `for field in
-    /// storage` (and `contains`/`firstIndex(where:)`) copy every field, retaining and
-    /// releasing both of its strings, which was a measurable part of a proxied request.
-    @inline(__always)
-    func firstIndex(named name: String, from start: Int = 0) -> Int? {
-        var index = start
-        while index < storage.count {
-            if ASCII.equalsCaseInsensitive(storage[index].name, name) { return index }
-            index += 1
-        }
-        return nil
+    /// The position of the first field `name` at or after `start`, or nil.
+    public func firstIndex(named name: Name, from start: Int = 0) -> Int? {
+        if name.known != .other { return firstIndex(named: UnsafeRawBufferPointer(start: nil, count: 0), name.known, from: start) }
+        return name.withBytes { firstIndex(named: $0, $1, from: start) }
     }
 
-    public mutating func removeAll(named name: String) {
+    /// A known name is found by its `FieldName`; any other by its bytes, among the fields
+    /// whose names are not known and have its length.
+    func firstIndex(named name: UnsafeRawBufferPointer, _ known: FieldName, from start: Int) -> Int? {
+        var index = start
+        if known != .other {
+            while index < entries.count {
+                if entries[index].name == known { return index }
+                index += 1
+            }
+            return nil
+        }
+        return lines.withUnsafeBytes { lines in
+            while index < entries.count {
+                if Self.entry(entries[index], in: lines, isNamed: name, known) { return index }
+                index += 1
+            }
+            return nil
+        }
+    }
+
+    @inline(__always)
+    static func entry(_ entry: Entry, in lines: UnsafeRawBufferPointer, isNamed name: UnsafeRawBufferPointer,
+                      _ known: FieldName) -> Bool {
+        guard entry.name == known else { return false }
+        guard known == .other else { return true }
+        return Int(entry.nameCount) == name.count
+            && ASCII.equalsCaseInsensitive(UnsafeRawBufferPointer(rebasing: lines[entry.nameRange]), name)
+    }
+
+    /// The value of the field at `index`. A value an upstream sent as obs-text that is not
+    /// UTF-8 has its invalid bytes replaced here; the stored line keeps them and is
+    /// forwarded as it came.
+    public func value(at index: Int) -> String {
+        let range = entries[index].valueRange
+        return lines.withUnsafeBytes { ASCII.string($0, range) }
+    }
+
+    public func name(at index: Int) -> String {
+        let range = entries[index].nameRange
+        return lines.withUnsafeBytes { ASCII.string($0, range) }
+    }
+
+    /// Calls `body` with the stored bytes of each value of `known`, in order, until it
+    /// returns false.
+    func forEachValue(of known: FieldName, _ body: (UnsafeRawBufferPointer) throws(HTTPParseError) -> Bool)
+        throws(HTTPParseError) {
+        var failure: HTTPParseError?
+        lines.withUnsafeBytes { lines in
+            for entry in entries where entry.name == known {
+                do throws(HTTPParseError) {
+                    guard try body(UnsafeRawBufferPointer(rebasing: lines[entry.valueRange])) else { return }
+                } catch {
+                    failure = error
+                    return
+                }
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    public mutating func removeAll(named name: Name) {
+        name.withBytes { removeAll(named: $0, $1) }
+    }
+
+    mutating func removeAll(named name: UnsafeRawBufferPointer, _ known: FieldName) {
         // Nothing to remove (the usual case): no pass that may copy the storage.
-        guard firstIndex(named: name) != nil else { return }
-        storage.removeAll { ASCII.equalsCaseInsensitive($0.name, name) }
+        guard firstIndex(named: name, known, from: 0) != nil else { return }
+        removeEntries { entry, lines in Self.entry(entry, in: lines, isNamed: name, known) }
     }
 
     public mutating func removeAll(where shouldBeRemoved: (HTTPField) throws -> Bool) rethrows {
-        try storage.removeAll(where: shouldBeRemoved)
+        var kept = 0
+        for index in entries.indices {
+            let entry = entries[index]
+            if try shouldBeRemoved(self[index]) {
+                deadBytes += entry.lineRange.count
+            } else {
+                entries[kept] = entry
+                kept += 1
+            }
+        }
+        entries.removeSubrange(kept...)
+        compactIfMostlyDead()
+    }
+
+    /// Removes the fields `shouldBeRemoved` picks, judged on their index entries and the
+    /// stored lines: no field is made into strings.
+    mutating func removeEntries(from start: Int = 0, where shouldBeRemoved: (Entry, UnsafeRawBufferPointer) -> Bool) {
+        var kept = start
+        lines.withUnsafeBytes { lines in
+            for index in start..<entries.count {
+                let entry = entries[index]
+                if shouldBeRemoved(entry, lines) {
+                    deadBytes += entry.lineRange.count
+                } else {
+                    entries[kept] = entry
+                    kept += 1
+                }
+            }
+        }
+        entries.removeSubrange(kept...)
+        compactIfMostlyDead()
     }
 
     /// Replaces every `name` line with one `name: value` line, kept where the first one was
     /// (appended when there was none), so the order of the other fields does not change.
-    public mutating func set(name: String, value: String) {
-        guard let first = firstIndex(named: name) else {
-            storage.append(HTTPField(name: name, value: value))
-            return
+    public mutating func set(name: Name, value: String) {
+        name.withBytes { name, known in
+            let entry = storeLine(name: name, known, value: value)
+            guard let first = firstIndex(named: name, known, from: 0) else {
+                entries.append(entry)
+                return
+            }
+            replaceEntry(at: first, with: entry)
+            guard firstIndex(named: name, known, from: first + 1) != nil else { return }
+            removeEntries(from: first + 1) { entry, lines in Self.entry(entry, in: lines, isNamed: name, known) }
         }
-        storage[first] = HTTPField(name: name, value: value)
-        var next = first + 1
-        while let index = firstIndex(named: name, from: next) {
-            storage.remove(at: index)
-            next = index
+    }
+
+    /// Drops the bytes of removed and replaced fields once they are most of what is kept,
+    /// so that a section edited over and over does not grow without bound.
+    @usableFromInline
+    mutating func compactIfMostlyDead() {
+        guard deadBytes > 1024, deadBytes > lines.count / 2 else { return }
+        var compacted = HTTPFields()
+        compacted.entries.reserveCapacity(entries.count)
+        compacted.lines.reserveCapacity(lines.count - deadBytes)
+        lines.withUnsafeBytes { lines in
+            for entry in entries {
+                var moved = entry
+                moved.start = UInt32(compacted.lines.count)
+                moved.valueStart = moved.start + (entry.valueStart - entry.start)
+                compacted.lines.append(contentsOf: UnsafeRawBufferPointer(rebasing: lines[entry.lineRange]))
+                compacted.entries.append(moved)
+            }
         }
+        self = compacted
     }
 }
 
@@ -84,18 +303,51 @@ extension HTTPFields: RandomAccessCollection, MutableCollection {
     public typealias Index = Int
     public typealias Element = HTTPField
 
-    public var startIndex: Int { storage.startIndex }
-    public var endIndex: Int { storage.endIndex }
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { entries.count }
 
+    /// The field at `position` as strings; setting it stores a new line in its place.
     public subscript(position: Int) -> HTTPField {
-        get { storage[position] }
-        set { storage[position] = newValue }
+        get { HTTPField(name: name(at: position), value: value(at: position)) }
+        set {
+            Name(newValue.name).withBytes { name, known in
+                replaceEntry(at: position, with: storeLine(name: name, known, value: newValue.value))
+            }
+        }
+    }
+}
+
+extension HTTPFields: Equatable, Hashable {
+    /// The same names, spelled the same, with the same values, in the same order.
+    public static func == (lhs: HTTPFields, rhs: HTTPFields) -> Bool {
+        guard lhs.entries.count == rhs.entries.count else { return false }
+        return lhs.lines.withUnsafeBytes { left in
+            rhs.lines.withUnsafeBytes { right in
+                zip(lhs.entries, rhs.entries).allSatisfy { l, r in
+                    l.nameCount == r.nameCount && l.valueCount == r.valueCount
+                        && left[l.nameRange].elementsEqual(right[r.nameRange])
+                        && left[l.valueRange].elementsEqual(right[r.valueRange])
+                }
+            }
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(entries.count)
+        lines.withUnsafeBytes { lines in
+            for entry in entries {
+                hasher.combine(entry.nameCount)
+                hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: lines[entry.nameRange]))
+                hasher.combine(entry.valueCount)
+                hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: lines[entry.valueRange]))
+            }
+        }
     }
 }
 
 extension HTTPFields: ExpressibleByArrayLiteral {
     public init(arrayLiteral elements: HTTPField...) {
-        storage = elements
+        self.init(elements)
     }
 }
 
@@ -103,13 +355,14 @@ extension HTTPFields: ExpressibleByArrayLiteral {
 /// duplicates, which is what a field section is.
 extension HTTPFields: ExpressibleByDictionaryLiteral {
     public init(dictionaryLiteral elements: (String, String)...) {
-        storage = elements.map { HTTPField(name: $0.0, value: $0.1) }
+        self.init()
+        for (name, value) in elements { append(name: Name(name), value: value) }
     }
 }
 
 extension HTTPFields: CustomStringConvertible {
     /// Names only, like `HTTPField.description`: values may be credentials.
     public var description: String {
-        "[" + storage.map(\.name).joined(separator: ", ") + "]"
+        "[" + indices.map { name(at: $0) }.joined(separator: ", ") + "]"
     }
 }

@@ -28,7 +28,7 @@ public enum HTTPResponseLine: Sendable, Equatable {
         do {
             let fieldLine = try FieldLine.parse(line, from: 0, upTo: end, .response)
             guard fieldLine.end == end else { return nil } // a CR inside the line
-            return try .field(fieldLine.field(in: line, .response))
+            return .field(fieldLine.responseField(in: line))
         } catch {
             return nil
         }

@@ -17,10 +17,8 @@ struct HeadSemantics {
     var hasUpgrade = false
     var expectsContinue = false
 
-    mutating func observe(_ kind: KnownField, _ bytes: UnsafeRawBufferPointer, _ value: Range<Int>) throws(HTTPParseError) {
+    mutating func observe(_ kind: FieldName, _ bytes: UnsafeRawBufferPointer, _ value: Range<Int>) throws(HTTPParseError) {
         switch kind {
-        case .other:
-            return
         case .host:
             hostCount += 1
             // RFC 9112 §3.2: more than one Host line is a 400.
@@ -50,6 +48,8 @@ struct HeadSemantics {
             try ASCII.forEachListElement(bytes, value) { (expectation: Range<Int>) throws(HTTPParseError) in
                 if ASCII.equalsCaseInsensitive(bytes, expectation, "100-continue") { expectsContinue = true }
             }
+        default:
+            return
         }
     }
 

@@ -40,17 +40,18 @@ extension RequestDecoder {
     ) throws(HTTPParseError) -> RequestHead {
         let line = try RequestLine.parse(bytes, requestLine)
         var fields = HTTPFields()
-        fields.reserveCapacity(fieldCount)
+        let section = fields.storeSection(bytes, region, fields: fieldCount)
         var semantics = HeadSemantics()
         try forEachFieldLine(bytes, region) { (fieldLine: FieldLine) throws(HTTPParseError) in
-            try semantics.observe(KnownField.classify(bytes, fieldLine.name), bytes, fieldLine.value)
-            try fields.append(fieldLine.field(in: bytes, .request))
+            let name = FieldName.classify(bytes, fieldLine.name)
+            try semantics.observe(name, bytes, fieldLine.value)
+            try fieldLine.append(to: &fields, section, from: bytes, name, .request)
         }
         let verdict = try semantics.finish(version: line.version)
         // RFC 9110 §8.6: a recipient may replace a repeated, identical Content-Length with a
         // single one; do it so the next hop never sees the repetition.
         if semantics.contentLengthValueCount > 1, let length = semantics.contentLength {
-            fields.set(name: "Content-Length", value: String(length))
+            fields.set(name: .contentLength, value: String(length))
         }
         return RequestHead(
             method: line.method,

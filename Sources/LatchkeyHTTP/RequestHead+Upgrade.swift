@@ -19,7 +19,7 @@ extension RequestHead {
     /// which has no Upgrade.
     public var requestedUpgrade: RequestedUpgrade? {
         guard asksUpgrade else { return nil }
-        let value = fields.values(named: "Upgrade").joined(separator: ", ")
+        let value = fields.values(named: .upgrade).joined(separator: ", ")
         guard let first = Self.listElements(value).first else { return nil }
         let name = first.split(separator: "/", maxSplits: 1).first.map(String.init) ?? first
         return RequestedUpgrade(protocolName: name.lowercased(), value: value)

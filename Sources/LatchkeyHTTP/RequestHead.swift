@@ -38,7 +38,7 @@ public struct RequestHead: Sendable, Equatable, Hashable {
         self.keepAlive = keepAlive
         self.expectsContinue = expectsContinue
         // A head made by hand: judged from its fields, as the decoder would.
-        self.asksUpgrade = asksUpgrade ?? (version == .http1_1 && fields.contains("Upgrade")
-            && Self.listContains(fields.values(named: "Connection"), "upgrade"))
+        self.asksUpgrade = asksUpgrade ?? (version == .http1_1 && fields.contains(.upgrade)
+            && Self.listContains(fields.values(named: .connection), "upgrade"))
     }
 }

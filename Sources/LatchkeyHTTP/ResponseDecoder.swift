@@ -152,10 +152,11 @@ public struct ResponseDecoder: Sendable {
             throw HTTPParseError(.badStatusLine)
         }
         var fields = HTTPFields()
+        let section = fields.storeSection(bytes, region, fields: 16)
         var lineStart = region.lowerBound
         while lineStart < region.upperBound {
             let line = try FieldLine.parse(bytes, from: lineStart, upTo: region.upperBound, .response)
-            try fields.append(line.field(in: bytes, .response))
+            try line.append(to: &fields, section, from: bytes, FieldName.classify(bytes, line.name), .response)
             lineStart = line.end + 2
         }
         return ResponseHead(status: status, version: version, fields: fields,
@@ -188,7 +189,7 @@ public struct ResponseHead: Sendable, Equatable {
     /// RFC 9112 §6.3, for a response.
     static func framing(status: Int, fields: HTTPFields, requestMethod: String) throws(HTTPParseError) -> Framing {
         if requestMethod == "HEAD" || status < 200 || status == 204 || status == 304 { return .none }
-        let codings = fields.values(named: "Transfer-Encoding")
+        let codings = fields.values(named: .transferEncoding)
         if !codings.isEmpty {
             // Rule 3: Transfer-Encoding overrides Content-Length; a final coding other than
             // chunked is read to the close. The lines make one list, whose empty elements

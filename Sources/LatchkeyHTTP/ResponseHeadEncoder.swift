@@ -43,37 +43,47 @@ public enum RequestHeadEncoder {
 /// control byte in a value (HTAB excepted) is written as a space.
 enum FieldSectionEncoder {
     static func estimate(_ fields: HTTPFields) -> Int {
-        var estimate = 2
-        for field in fields { estimate += field.name.utf8.count + field.value.utf8.count + 4 }
-        return estimate
+        fields.lines.count - fields.deadBytes + 2
     }
 
     static func append(_ fields: HTTPFields, to buffer: inout [UInt8]) {
-        for field in fields {
-            // withUTF8 hands over the string's own bytes (no copy for a native string): the
-            // checks and copies below then run over a buffer instead of a UTF8View, which
-            // was most of the response encoder's cost.
-            var name = field.name
-            var value = field.value
-            name.withUTF8 { name in
-                guard !name.isEmpty, name.allSatisfy(ASCII.isTokenByte) else { return }
-                buffer.append(contentsOf: name)
-                buffer.append(ASCII.colon)
-                buffer.append(ASCII.sp)
-                value.withUTF8 { appendValue($0, to: &buffer) }
-                buffer.append(ASCII.cr)
-                buffer.append(ASCII.lf)
+        fields.lines.withUnsafeBufferPointer { lines in
+            // Lines stored one after another go out in one copy: a whole section that was
+            // parsed and forwarded without change is one run.
+            var run = 0..<0
+            for entry in fields.entries {
+                guard entry.sendsAsStored else {
+                    buffer.append(contentsOf: UnsafeBufferPointer(rebasing: lines[run]))
+                    run = 0..<0
+                    appendCleaned(entry, of: lines, to: &buffer)
+                    continue
+                }
+                let line = entry.lineRange
+                if run.upperBound == line.lowerBound && !run.isEmpty {
+                    run = run.lowerBound..<line.upperBound
+                } else {
+                    buffer.append(contentsOf: UnsafeBufferPointer(rebasing: lines[run]))
+                    run = line
+                }
             }
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: lines[run]))
         }
         buffer.append(ASCII.cr)
         buffer.append(ASCII.lf)
     }
 
-    private static func appendValue(_ value: UnsafeBufferPointer<UInt8>, to buffer: inout [UInt8]) {
-        if value.allSatisfy(ASCII.isFieldValueByte) {
-            buffer.append(contentsOf: value)
-        } else {
-            for byte in value { buffer.append(ASCII.isFieldValueByte(byte) ? byte : ASCII.sp) }
-        }
+    /// A line not sent as stored: written anew as `name: value`, or, when the last guard
+    /// must change it, left out for a name that is not a token, its value's control bytes
+    /// written as spaces.
+    private static func appendCleaned(_ entry: HTTPFields.Entry, of lines: UnsafeBufferPointer<UInt8>,
+                                      to buffer: inout [UInt8]) {
+        let name = lines[entry.nameRange]
+        guard !name.isEmpty, name.allSatisfy(ASCII.isTokenByte) else { return }
+        buffer.append(contentsOf: name)
+        buffer.append(ASCII.colon)
+        buffer.append(ASCII.sp)
+        for byte in lines[entry.valueRange] { buffer.append(ASCII.isFieldValueByte(byte) ? byte : ASCII.sp) }
+        buffer.append(ASCII.cr)
+        buffer.append(ASCII.lf)
     }
 }

@@ -16,22 +16,22 @@ extension ServerConnection {
         switch plan.framing {
         case .length(let length):
             // One canonical line is what the client gets.
-            fields.set(name: "Content-Length", value: String(length))
+            fields.setContentLength(length)
         case .chunked:
-            fields.removeAll(named: "Content-Length")
-            fields.append(name: "Transfer-Encoding", value: "chunked")
+            fields.removeAll(named: .contentLength)
+            fields.append(name: .transferEncoding, value: "chunked")
         case .bodiless:
             // RFC 9110 §8.6: a 1xx, a 204 and a 2xx to CONNECT carry no Content-Length,
             // whatever the upstream sent; a 304 may keep its length.
             if responseForbidsContentLength(requestMethod: head.method, status: status) {
-                fields.removeAll(named: "Content-Length")
+                fields.removeAll(named: .contentLength)
             }
         case .closeDelimited:
             break
         }
         switch plan.connection {
-        case .close: fields.set(name: "Connection", value: "close")
-        case .keepAlive: fields.set(name: "Connection", value: "keep-alive")
+        case .close: fields.set(name: .connection, value: "close")
+        case .keepAlive: fields.set(name: .connection, value: "keep-alive")
         case nil: break
         }
         exchange.status = status

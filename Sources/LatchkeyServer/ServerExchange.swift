@@ -60,7 +60,7 @@ public final class ServerExchange {
     /// A whole response at once: head, body, end.
     public func respond(status: Int, fields: HTTPFields, body: [UInt8]) {
         var fields = fields
-        fields.set(name: "Content-Length", value: String(body.count))
+        fields.set(name: .contentLength, value: String(body.count))
         sendHead(status: status, fields: fields)
         if !body.isEmpty { body.withUnsafeBytes { _ = sendBody($0) } }
         finish()

@@ -24,8 +24,8 @@ extension UpstreamRequest {
         var fields = fields
         switch body {
         case .none: break
-        case .length(let length): fields.append(name: "Content-Length", value: String(length))
-        case .streaming: fields.append(name: "Transfer-Encoding", value: "chunked")
+        case .length(let length): fields.append(name: .contentLength, value: String(length))
+        case .streaming: fields.append(name: .transferEncoding, value: "chunked")
         }
         var head: [UInt8] = []
         guard RequestHeadEncoder.encode(method: method, target: target, fields: fields, into: &head) else { return nil }

@@ -38,10 +38,10 @@ public struct UpstreamRequest: Sendable {
     /// in one Cookie field with the jar's (RFC 6265 §5.4: one field); a Cookie field of its
     /// own would make curl send two.
     var cookiesForJar: (fields: HTTPFields, cookie: String?) {
-        let own = fields.values(named: "Cookie")
+        let own = fields.values(named: .cookie)
         guard !own.isEmpty else { return (fields, nil) }
         var fields = fields
-        fields.removeAll(named: "Cookie")
+        fields.removeAll(named: .cookie)
         return (fields, own.joined(separator: "; "))
     }
 }

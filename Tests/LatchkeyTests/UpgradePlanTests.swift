@@ -42,7 +42,7 @@ struct UpgradePlanTests {
     ] as [(String, String?)])
     func aHandshakeWithoutItsKeyOrVersionIsRefused(_ name: String, _ value: String?) {
         var fields = Self.webSocket
-        fields.removeAll(named: name)
+        fields.removeAll(named: HTTPField.Name(name))
         if let value { fields.append(name: name, value: value) }
         #expect(verdict(head(fields), route()) == "400 bad_request")
     }

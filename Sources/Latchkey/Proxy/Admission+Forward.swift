@@ -101,7 +101,7 @@ extension Admission {
         }
         let authority = tunnel.authority
         let name = authority.hostForURL
-        if let host = request.head.fields["Host"], HostAuthority.split(host).host.lowercased() != name {
+        if let host = request.head.fields[.host], HostAuthority.split(host).host.lowercased() != name {
             return refuse(421, "misdirected_request", "the request's Host is not the host this tunnel was opened to")
         }
         guard let route = routes.match(listener: request.listener, path: target.path, host: Substring(authority.host), requiringHost: true) else {

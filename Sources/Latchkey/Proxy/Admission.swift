@@ -83,7 +83,7 @@ final class Admission: Sendable {
             if let tunnel { return decideInTunnel(request, tunnel: tunnel, policy: policy) }
             if let decision = decideForward(request, forward: forward, policy: policy) { return decision }
         }
-        let host = head.fields["Host"]
+        let host = head.fields[.host]
 
         guard policy.acceptsHost(host) else {
             return refuse(421, "unknown_host", "this proxy does not answer for that Host; add it to the listener's allowed_hosts")
@@ -182,7 +182,7 @@ final class Admission: Sendable {
         case .none:
             return nil
         case .sharedSecret(let header, let name):
-            guard let presented = head.fields[header] else {
+            guard let presented = head.fields[HTTPField.Name(header)] else {
                 return refuse(401, "unauthorized", "this listener requires the \(header) header")
             }
             guard let expected = credentials[name], constantTimeEquals(presented, expected) else {

@@ -17,7 +17,7 @@ enum BrowserOriginCheck {
     static func judge(_ fields: HTTPFields, host: String?, policy: ListenerPolicy, overTLS: Bool) -> Verdict {
         // Not a browser's request (curl, an SDK): nothing to judge, nothing to allocate.
         guard fields.contains("Origin") || fields.contains("Sec-Fetch-Site") else { return .allowed }
-        for name in ["Origin", "Sec-Fetch-Site"] where fields.values(named: name).count > 1 { return .ambiguous(name) }
+        for name: HTTPField.Name in ["Origin", "Sec-Fetch-Site"] where fields.values(named: name).count > 1 { return .ambiguous(name.text) }
         if let origin = fields["Origin"], policy.allowedOrigins.contains(origin.lowercased()) { return .allowed }
         // Fetch metadata: `same-site` is a page on another port of the same host (all of
         // localhost is one site), which is another origin to every browser check.

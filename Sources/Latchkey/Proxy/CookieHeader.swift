@@ -9,21 +9,21 @@ enum CookieHeader {
     /// Drops every client cookie an upstream may read under one of `names`; `;` separates
     /// the pairs, and `,` too for some upstreams.
     static func remove(_ names: InjectedNames, from fields: inout HTTPFields) {
-        guard fields.contains("Cookie") else { return }
+        guard fields.contains(.cookie) else { return }
         let kept = pairs(in: fields).compactMap { pair in
             names.removingMatches(from: pair, splitAt: ",")?.drop { $0 == " " }
         }
         if kept.isEmpty {
-            fields.removeAll(named: "Cookie")
+            fields.removeAll(named: .cookie)
         } else {
-            fields.set(name: "Cookie", value: kept.joined(separator: "; "))
+            fields.set(name: .cookie, value: kept.joined(separator: "; "))
         }
     }
 
     /// Adds a pair to the Cookie field (one field, RFC 6265 §5.4), making it if need be.
     static func append(name: String, value: String, to fields: inout HTTPFields) {
         let pair = name + "=" + value
-        fields.set(name: "Cookie", value: fields["Cookie"].map { $0 + "; " + pair } ?? pair)
+        fields.set(name: .cookie, value: fields[.cookie].map { $0 + "; " + pair } ?? pair)
     }
 
     /// Every value sent for `name` (a browser sends one per matching Path).
@@ -35,14 +35,14 @@ enum CookieHeader {
 
     /// Drops the proxy's own cookies, and the Cookie field if nothing else is left.
     static func removeProxyCookies(from fields: inout HTTPFields) {
-        guard fields.values(named: "Cookie").contains(where: { $0.contains(proxyPrefix) }) else { return }
+        guard fields.values(named: .cookie).contains(where: { $0.contains(proxyPrefix) }) else { return }
         let kept = pairs(in: fields).filter { !$0.hasPrefix(proxyPrefix) }
-        fields.removeAll(named: "Cookie")
-        if !kept.isEmpty { fields.append(name: "Cookie", value: kept.joined(separator: "; ")) }
+        fields.removeAll(named: .cookie)
+        if !kept.isEmpty { fields.append(name: .cookie, value: kept.joined(separator: "; ")) }
     }
 
     private static func pairs(in fields: HTTPFields) -> [Substring] {
-        fields.values(named: "Cookie").flatMap { field in
+        fields.values(named: .cookie).flatMap { field in
             field.split(separator: ";").map { $0.drop { $0 == " " } }.filter { !$0.isEmpty }
         }
     }

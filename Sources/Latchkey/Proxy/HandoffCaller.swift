@@ -60,7 +60,7 @@ struct HandoffCaller: Sendable {
             guard handoff.expects(status: response.status) else {
                 return report(.failed(Self.failure(route, "the handoff endpoint answered \(response.status)")))
             }
-            let cookies = response.fields.values(named: "Set-Cookie")
+            let cookies = response.fields.values(named: .setCookie)
             guard !cookies.isEmpty else {
                 return report(.failed(Self.failure(route, "the handoff endpoint answered \(response.status) without a cookie")))
             }

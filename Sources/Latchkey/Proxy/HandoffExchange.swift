@@ -51,17 +51,17 @@ final class HandoffExchange: ExchangeHandler {
         switch outcome {
         case .session(let cookies):
             var fields = HTTPFields()
-            fields.append(name: "Location", value: destination)
+            fields.append(name: .location, value: destination)
             fields.append(name: "Cache-Control", value: "no-store")
-            for cookie in cookies { fields.append(name: "Set-Cookie", value: rewriter.rewriteHandoffCookie(cookie)) }
+            for cookie in cookies { fields.append(name: .setCookie, value: rewriter.rewriteHandoffCookie(cookie)) }
             do {
                 let mark = try context.handoffMarks.guardCookie(route: route, target: destination, secure: rewriter.clientUsesTLS, now: Date())
-                fields.append(name: "Set-Cookie", value: mark)
+                fields.append(name: .setCookie, value: mark)
             } catch {
                 return fail(ErrorDocument(status: 500, error: "handoff_failed", message: "cannot sign the handoff's mark: \(error)",
                                           route: route.name))
             }
-            if handoff.beforeFirstPage { fields.append(name: "Set-Cookie", value: HandoffMarks.handedOffCookie(route: route, secure: rewriter.clientUsesTLS)) }
+            if handoff.beforeFirstPage { fields.append(name: .setCookie, value: HandoffMarks.handedOffCookie(route: route, secure: rewriter.clientUsesTLS)) }
             done = true
             handler.conclude(exchange, .answered(status: 303, fields: fields, outcome: "handoff"), route: route, in: context)
         case .failed(let document, let extraFields):

@@ -20,11 +20,11 @@ enum IdentityHeader {
     /// name, which a refusal may repeat, from anything else a client sent, which it never
     /// does: a message never carries a request's bytes.
     static func choose(for route: Route, fields: HTTPFields, isKnown: (String) -> Bool) -> Choice {
-        guard let asked = fields[name] else { return .use(route.identities?.current) }
+        guard let asked = fields[.latchkeyIdentity] else { return .use(route.identities?.current) }
         guard let identities = route.identities else {
             return refuse(route, "route \(route.name) injects no identity; send no \(name) header")
         }
-        guard fields.values(named: name).count == 1 else {
+        guard fields.values(named: .latchkeyIdentity).count == 1 else {
             return .refuse(ErrorDocument(status: 400, error: "bad_request", message: "more than one \(name) header", route: route.name))
         }
         if let identity = identities.named(asked) { return .use(identity) }

@@ -29,13 +29,12 @@ struct ProxyAuthorization: Sendable {
         case refused
     }
 
-    static let fieldName = "Proxy-Authorization"
     /// RFC 9110 §11.7.1 and §15.5.8: a 407 carries the challenge the client must answer.
     static let challenge = HTTPField(name: "Proxy-Authenticate", value: "Basic realm=\"latchkey\"")
 
     /// The request's `fields` against the password held in `credentials` (none held: refused).
     func judge(_ fields: HTTPFields, credentials: CredentialSnapshot) -> Verdict {
-        Self.judge(fields.values(named: Self.fieldName), password: credentials[credential])
+        Self.judge(fields.values(named: .proxyAuthorization), password: credentials[credential])
     }
 
     /// `values`: every Proxy-Authorization field of the request. One, and only one, must

@@ -41,7 +41,7 @@ extension ProxyExchange {
     /// Returns false when the client's buffer is over its high-water mark.
     @discardableResult
     func relay(_ held: ExchangeMachine.HeldAnswer, renewedForNextRequest: Bool) -> Bool {
-        relayHead(status: held.status, fields: held.fields, chunked: held.fields.contains("Transfer-Encoding"),
+        relayHead(status: held.status, fields: held.fields, chunked: held.fields.contains(.transferEncoding),
                   renewedForNextRequest: renewedForNextRequest)
         return held.body.withUnsafeBytes { exchange.sendBody($0) }
     }

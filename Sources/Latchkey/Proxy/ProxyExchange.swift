@@ -93,7 +93,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
         // The client's framing must be the one libcurl used to read the body (RFC 9112
         // §6.3): Transfer-Encoding wins over Content-Length, and lengths that disagree
         // or are not plain digits are a broken upstream, never forwarded as they are.
-        let chunked = fields.contains("Transfer-Encoding")
+        let chunked = fields.contains(.transferEncoding)
         // Only checked here; the server writes the one canonical line when it frames.
         let framingValid = chunked || Self.lengthIsValid(fields)
         let refusesToken = identity != nil && route.renewal.refuses(status: status, fields: fields)
@@ -131,20 +131,20 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
             renewForNextRequest()
             fields.append(name: "Latchkey-Token-Renewed", value: "true")
         }
-        if chunked { fields.removeAll(named: "Content-Length") }
+        if chunked { fields.removeAll(named: .contentLength) }
         fields.removeHopByHop()
-        if route.keepsCookies, fields.contains("Set-Cookie") {
+        if route.keepsCookies, fields.contains(.setCookie) {
             // curl's cookie engine has taken them into the jar; the client needs none.
-            fields.removeAll(named: "Set-Cookie")
+            fields.removeAll(named: .setCookie)
             identity?.cookiesChanged()
         }
         rewriter.rewrite(&fields)
         if route.handoff != nil, HandoffMarks.presentsGuard(exchange.head.fields) {
-            fields.append(name: "Set-Cookie", value: HandoffMarks.clearingGuard(route: route, secure: rewriter.clientUsesTLS))
+            fields.append(name: .setCookie, value: HandoffMarks.clearingGuard(route: route, secure: rewriter.clientUsesTLS))
         }
         if let via = route.via {
             let hop = "1.1 \(via)"
-            if let existing = fields["Via"] { fields.set(name: "Via", value: existing + ", " + hop) } else { fields.append(name: "Via", value: hop) }
+            if let existing = fields[.via] { fields.set(name: .via, value: existing + ", " + hop) } else { fields.append(name: .via, value: hop) }
         }
         exchange.sendHead(status: status, fields: fields)
     }

@@ -27,8 +27,8 @@ extension ProxyHandler {
         switch redemption {
         case .session(let setCookie, let routeName):
             var fields = HTTPFields()
-            fields.append(name: "Location", value: context.routes.route(named: routeName)?.pathPrefix ?? "/")
-            fields.append(name: "Set-Cookie", value: setCookie)
+            fields.append(name: .location, value: context.routes.route(named: routeName)?.pathPrefix ?? "/")
+            fields.append(name: .setCookie, value: setCookie)
             fields.append(name: "Cache-Control", value: "no-store")
             // The link's URL holds the token: no page should learn it from a Referer.
             fields.append(name: "Referrer-Policy", value: "no-referrer")

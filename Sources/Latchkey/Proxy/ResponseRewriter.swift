@@ -14,13 +14,19 @@ struct ResponseRewriter {
     let clientUsesTLS: Bool
 
     func rewrite(_ fields: inout HTTPFields) {
-        for index in fields.indices {
-            let field = fields[index]
-            if field.hasName("Location") || field.hasName("Content-Location") {
-                fields[index].value = rewriteLocation(field.value)
-            } else if field.hasName("Set-Cookie") {
-                fields[index].value = rewriteSetCookie(fields[index].value)
-            }
+        rewrite(.location, in: &fields, rewriteLocation)
+        rewrite(.contentLocation, in: &fields, rewriteLocation)
+        rewrite(.setCookie, in: &fields, rewriteSetCookie)
+    }
+
+    /// Each `name` field's value through `rewriting`; a field it leaves alone keeps its line.
+    private func rewrite(_ name: HTTPField.Name, in fields: inout HTTPFields, _ rewriting: (String) -> String) {
+        var next = 0
+        while let index = fields.firstIndex(named: name, from: next) {
+            let value = fields.value(at: index)
+            let rewritten = rewriting(value)
+            if rewritten != value { fields[index].value = rewritten }
+            next = index + 1
         }
     }
 

@@ -64,8 +64,8 @@ final class UpgradeExchange: LoopTimer, ExchangeHandler, UpstreamConnectionDeleg
         self.token = token
         let request = forward.blueprint.request(for: route, token: token, jar: nil)
         var fields = request.fields
-        fields.append(name: "Connection", value: "Upgrade")
-        fields.append(name: "Upgrade", value: plan.offer)
+        fields.append(name: .connection, value: "Upgrade")
+        fields.append(name: .upgrade, value: plan.offer)
         let target = String(request.url.dropFirst(route.upstream.origin.count))
         outgoing = []
         guard RequestHeadEncoder.encode(method: request.method, target: target.isEmpty ? "/" : target, fields: fields, into: &outgoing) else {
@@ -189,7 +189,7 @@ final class UpgradeExchange: LoopTimer, ExchangeHandler, UpstreamConnectionDeleg
                                             route: route.name), outcome: "token_rejected"))
         case .answer:
             var fields = head.fields
-            if head.framing == .chunked { fields.removeAll(named: "Content-Length") }
+            if head.framing == .chunked { fields.removeAll(named: .contentLength) }
             fields.removeHopByHop()
             forward.rewriter.rewrite(&fields)
             exchange.sendHead(status: head.status, fields: fields)
@@ -204,11 +204,11 @@ final class UpgradeExchange: LoopTimer, ExchangeHandler, UpstreamConnectionDeleg
     private func switchProtocols(_ head: ResponseHead) {
         guard let connection else { return }
         var fields = head.fields
-        let switchedTo = fields.values(named: "Upgrade").joined(separator: ", ")
+        let switchedTo = fields.values(named: .upgrade).joined(separator: ", ")
         fields.removeHopByHop()
         forward.rewriter.rewrite(&fields)
-        fields.append(name: "Connection", value: "Upgrade")
-        fields.append(name: "Upgrade", value: switchedTo.isEmpty ? plan.offer : switchedTo)
+        fields.append(name: .connection, value: "Upgrade")
+        fields.append(name: .upgrade, value: switchedTo.isEmpty ? plan.offer : switchedTo)
         watch([])
         self.connection = nil
         let early = incoming

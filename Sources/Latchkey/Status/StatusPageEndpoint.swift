@@ -33,7 +33,7 @@ struct StatusPageEndpoint: Sendable {
     func response(method: String, path: Substring, now: Date = Date()) -> AdminResponse {
         if path == Self.pathWithoutSlash, method == "GET" || method == "HEAD" {
             var fields = HTTPFields()
-            fields.append(name: "Location", value: Self.path)
+            fields.append(name: .location, value: Self.path)
             // RFC 9110 §15.4.9: permanent, and the method is kept.
             return AdminResponse(status: 308, fields: fields, body: [])
         }

@@ -24,7 +24,7 @@ public enum ClientAuthentication: Sendable {
         switch self {
         case .clientSecretBasic(let id, let secret):
             let pair = FormEncoding.encode(id) + ":" + FormEncoding.encode(secret)
-            fields.append(name: "Authorization", value: "Basic " + Data(pair.utf8).base64EncodedString())
+            fields.append(name: .authorization, value: "Basic " + Data(pair.utf8).base64EncodedString())
         case .clientSecretPost(let id, let secret):
             form.append(("client_id", id))
             form.append(("client_secret", secret))

@@ -20,7 +20,7 @@ struct SecretRedaction {
                 secrets.append(value)
             }
         }
-        if let authorization = request.fields["Authorization"] {
+        if let authorization = request.fields[.authorization] {
             let parts = authorization.split(separator: " ", maxSplits: 1)
             if let credentials = parts.last {
                 secrets.append(String(credentials))

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import LatchkeyConfig
+import LatchkeyHTTP
 
 extension RecipeStep {
     /// Checks `response` against the step's expectation and takes its captures, by name.
@@ -37,7 +38,7 @@ extension RecipeStep {
             return document?[path]?.scalarText
         case .header(let name):
             // RFC 9110 §5.3: repeated field lines are one comma-separated value.
-            let values = response.fields.values(named: name)
+            let values = response.fields.values(named: HTTPField.Name(name))
             return values.isEmpty ? nil : values.joined(separator: ", ")
         case .cookie(let name):
             return SetCookie.value(named: name, in: response.fields, now: now)

@@ -53,7 +53,7 @@ extension RecipeStep {
         for (name, value) in headers {
             // RFC 9110 §5.5: a field value never holds CR, LF or NUL; a capture could.
             guard !value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) else { throw .invalidHeader(name: name) }
-            fields.set(name: name, value: value)
+            fields.set(name: HTTPField.Name(name), value: value)
         }
         if readsJSON, !fields.contains("Accept") { fields.append(name: "Accept", value: "application/json") }
         // A fragment is the client's own (RFC 3986 §3.5): it is not sent.

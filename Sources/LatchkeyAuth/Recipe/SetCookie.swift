@@ -47,7 +47,7 @@ struct SetCookie: Sendable, Equatable {
     /// that sets it (a later field replaces an earlier one); nil when none does, or the
     /// last one removes it.
     static func value(named name: String, in fields: HTTPFields, now: Date) -> String? {
-        let cookie = fields.values(named: "Set-Cookie").compactMap { SetCookie($0, now: now) }.last { $0.name == name }
+        let cookie = fields.values(named: .setCookie).compactMap { SetCookie($0, now: now) }.last { $0.name == name }
         guard let cookie, !cookie.removes else { return nil }
         return cookie.value
     }
