@@ -1,3 +1,5 @@
+import LatchkeyHTTP
+
 extension Config {
     /// The label problems from the command line carry in place of a file name.
     public static let commandLineSource = "command line"
@@ -103,7 +105,7 @@ private struct QuickStartFlags {
             }
             let credential = "header-\(index + 1)"
             credentials[credential] = .inline(value)
-            injections.append(Injection(target: .header(name), source: .credential(credential), template: .token))
+            injections.append(Injection(target: .header(HTTPField.Name(name)), source: .credential(credential), template: .token))
         }
 
         guard let bearerTokenFile else { return }

@@ -1,3 +1,4 @@
+import LatchkeyHTTP
 import LatchkeyLogging
 import LatchkeyUpstream
 
@@ -286,7 +287,8 @@ public struct UpstreamConfig: Sendable, Equatable {
 /// One credential attached to each request of a route.
 public struct Injection: Sendable, Equatable {
     public enum Target: Sendable, Equatable {
-        case header(String)
+        /// A field name, recognised once here rather than on every request.
+        case header(HTTPField.Name)
         case query(String)
         case cookie(String)
     }

@@ -1,3 +1,4 @@
+import LatchkeyHTTP
 import LatchkeyUpstream
 import Yams
 
@@ -152,7 +153,7 @@ extension ConfigValidator {
             guard let injection = validateInjection(rawInjection, credentials: credentials, identities: identities) else { continue }
             let key: String
             switch injection.target {
-            case .header(let header): key = "header " + header.lowercased()
+            case .header(let header): key = "header " + header.text.lowercased()
             case .query(let query): key = "query " + query
             case .cookie(let cookie): key = "cookie " + cookie
             }
@@ -341,7 +342,7 @@ extension ConfigValidator {
             if let failure = ConfigSyntax.injectableHeader(header) {
                 diagnostics.error(path / "header", failure.message, expected: failure.expected)
             } else {
-                target = .header(header)
+                target = .header(HTTPField.Name(header))
             }
         } else if let query {
             if ConfigSyntax.isQueryName(query) {

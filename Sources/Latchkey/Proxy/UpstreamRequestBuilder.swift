@@ -73,7 +73,7 @@ enum UpstreamRequestBuilder {
             let value = injection.template.render(token: token)
             switch injection.target {
             case .header(let name):
-                fields.set(name: HTTPField.Name(name), value: value)
+                fields.set(name: name, value: value)
             case .query(let name):
                 var items = queryItems ?? clientQueryItems(query, without: route.injectedQueryNames)
                 items.append(name + "=" + QueryString.percentEncode(value))
