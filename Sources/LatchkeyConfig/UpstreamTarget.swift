@@ -7,7 +7,8 @@ public struct UpstreamTarget: Sendable, Equatable {
     /// Base path without a trailing slash ("" for none).
     public let basePath: String
 
-    public var origin: String { "\(scheme)://\(authority)" }
+    /// `scheme://authority`, made once: every request's starts with it.
+    public let origin: String
 
     public init?(url: String) {
         guard let schemeEnd = url.firstRange(of: "://") else { return nil }
@@ -19,5 +20,6 @@ public struct UpstreamTarget: Sendable, Equatable {
         while path.hasSuffix("/") { path.removeLast() }
         basePath = path
         guard scheme == "http" || scheme == "https", !authority.isEmpty else { return nil }
+        origin = scheme + "://" + authority
     }
 }

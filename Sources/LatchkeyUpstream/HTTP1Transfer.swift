@@ -22,8 +22,8 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
     unowned let client: UpstreamClient
     private let key: ConnectionKey
     private let options: UpstreamOptions
-    /// `scheme://authority/`: what libcurl connects to.
-    private let connectURL: String
+    /// `scheme://authority`: libcurl connects to its `/`.
+    private let origin: String
     @exclusivity(unchecked) private var machine: HTTP1ExchangeMachine
     /// Nil once finished or cancelled: nothing is reported any more.
     @exclusivity(unchecked) private var delegate: UpstreamTransferDelegate?
@@ -58,12 +58,12 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
     /// Nil when the request cannot be written (a URL that is not absolute, a method or
     /// target that is not fit for a request line).
     init?(client: UpstreamClient, request: UpstreamRequest, delegate: UpstreamTransferDelegate) {
-        guard let (origin, target) = request.originAndTarget, let head = request.encodedHead(target: target) else { return nil }
+        guard !request.target.isEmpty, let head = request.encodedHead() else { return nil }
         self.client = client
         self.delegate = delegate
-        key = request.connectionKey ?? ConnectionKey(origin: origin, options: request.options)
+        key = request.connectionKey ?? ConnectionKey(origin: request.origin, options: request.options)
         options = request.options
-        connectURL = origin + "/"
+        origin = request.origin
         startedAt = client.loop.now
         machine = HTTP1ExchangeMachine(head: head, method: request.method, body: request.body,
                                        requestCloses: request.fields.connectionLists("close"),
@@ -128,7 +128,7 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
     // MARK: the connection
 
     private func openConnection() {
-        guard let connection = client.connect(to: connectURL, options: options, delegate: self) else {
+        guard let connection = client.connect(to: origin + "/", options: options, delegate: self) else {
             return fail(UpstreamError(.other, detail: "curl_easy_init failed"))
         }
         connecting = connection

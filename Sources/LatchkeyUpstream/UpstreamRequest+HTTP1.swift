@@ -5,7 +5,7 @@ extension UpstreamRequest {
     /// `scheme://authority` of the URL, what a connection to the upstream is made for, and
     /// the request target in origin form (RFC 9112 §3.2.1: the path and query, the path `/`
     /// when it is empty, RFC 3986 §6.2.3); nil for a URL that is not absolute.
-    var originAndTarget: (origin: Substring, target: String)? {
+    static func originAndTarget(of url: String) -> (origin: Substring, target: String)? {
         // Over the UTF-8 bytes: Character-wise search cost more than the rest of the head.
         let bytes = url.utf8
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: "://".utf8) else { return nil }
@@ -16,11 +16,11 @@ extension UpstreamRequest {
         return (url[..<targetStart], target.utf8.first == UInt8(ascii: "/") ? String(target) : "/" + target)
     }
 
-    /// The request head for `target` (`originAndTarget`'s): the request line, the fields,
+    /// The request head for `target`: the request line, the fields,
     /// and the framing of the body (`Content-Length` for a sized one, `Transfer-Encoding:
     /// chunked` for a streamed one, none without a body, RFC 9112 §6). Nil when the method
     /// or target cannot be written (`RequestHeadEncoder`).
-    func encodedHead(target: String) -> [UInt8]? {
+    func encodedHead() -> [UInt8]? {
         var fields = fields
         switch body {
         case .none: break

@@ -4,8 +4,11 @@ import LatchkeyHTTP
 /// (`Connection`, `Transfer-Encoding`, `Content-Length`, …); `fields` includes `Host`.
 public struct UpstreamRequest: Sendable {
     public var method: String
-    /// Absolute http(s) URL including the query. Never logged here: it may carry an api_key.
-    public var url: String
+    /// `scheme://authority`: what a connection is made for.
+    public var origin: String
+    /// The request target in origin form (RFC 9112 §3.2.1): the path, `/` when it is
+    /// empty, and the query. Never logged here: it may carry an api_key.
+    public var target: String
     public var fields: HTTPFields
     public var body: UpstreamBody
     public var options: UpstreamOptions
@@ -16,6 +19,31 @@ public struct UpstreamRequest: Sendable {
     /// (a route's); else it is made per request.
     public var connectionKey: ConnectionKey?
 
+    /// A request made from its URL's parts: a route's, whose origin is fixed and whose
+    /// target is made per request, so that no URL is composed to be taken apart again.
+    public init(
+        method: String,
+        origin: String,
+        target: String,
+        fields: HTTPFields,
+        body: UpstreamBody = .none,
+        options: UpstreamOptions = UpstreamOptions(),
+        cookieJar: CookieJar? = nil,
+        connectionKey: ConnectionKey? = nil
+    ) {
+        self.method = method
+        self.origin = origin
+        self.target = target
+        self.fields = fields
+        self.body = body
+        self.options = options
+        self.cookieJar = cookieJar
+        self.connectionKey = connectionKey
+    }
+
+    /// A request to an absolute http(s) URL, taken apart here (`originAndTarget`). A URL
+    /// that is not absolute stays whole as the origin, with no target: libcurl is handed it
+    /// as it is, and Latchkey's own HTTP/1.1 refuses it.
     public init(
         method: String,
         url: String,
@@ -25,14 +53,13 @@ public struct UpstreamRequest: Sendable {
         cookieJar: CookieJar? = nil,
         connectionKey: ConnectionKey? = nil
     ) {
-        self.method = method
-        self.url = url
-        self.fields = fields
-        self.body = body
-        self.options = options
-        self.cookieJar = cookieJar
-        self.connectionKey = connectionKey
+        let parts = Self.originAndTarget(of: url)
+        self.init(method: method, origin: parts.map { String($0.origin) } ?? url, target: parts?.target ?? "", fields: fields,
+                  body: body, options: options, cookieJar: cookieJar, connectionKey: connectionKey)
     }
+
+    /// The absolute URL, for libcurl.
+    public var url: String { origin + target }
 
     /// With a jar, the request's own cookies go to curl as CURLOPT_COOKIE, which curl sends
     /// in one Cookie field with the jar's (RFC 6265 §5.4: one field); a Cookie field of its

@@ -66,9 +66,8 @@ final class UpgradeExchange: LoopTimer, ExchangeHandler, UpstreamConnectionDeleg
         var fields = request.fields
         fields.append(name: .connection, value: "Upgrade")
         fields.append(name: .upgrade, value: plan.offer)
-        let target = String(request.url.dropFirst(route.upstream.origin.count))
         outgoing = []
-        guard RequestHeadEncoder.encode(method: request.method, target: target.isEmpty ? "/" : target, fields: fields, into: &outgoing) else {
+        guard RequestHeadEncoder.encode(method: request.method, target: request.target, fields: fields, into: &outgoing) else {
             return fail(UpstreamError(.other, detail: "the handshake's request line cannot be written"))
         }
         incoming = []

@@ -47,9 +47,9 @@ enum UpstreamRequestBuilder {
         }
 
         let queryItems = inject(route, into: &fields, query: query, credential: credential)
-        var url = route.upstream.origin
-        url += route.upstreamPath(for: path)
-        appendQuery(to: &url, query: query, injected: queryItems)
+        // Always from `/`: the target in origin form.
+        var target = route.upstreamPath(for: path)
+        appendQuery(to: &target, query: query, injected: queryItems)
 
         let body: UpstreamBody
         switch head.framing {
@@ -57,8 +57,8 @@ enum UpstreamRequestBuilder {
         case .length(let length): body = .length(length)
         case .chunked: body = .streaming
         }
-        return UpstreamRequest(method: head.method, url: url, fields: fields, body: body, options: route.options,
-                               connectionKey: route.connectionKey)
+        return UpstreamRequest(method: head.method, origin: route.upstream.origin, target: target, fields: fields, body: body,
+                               options: route.options, connectionKey: route.connectionKey)
     }
 
     /// Attaches the route's credentials to `fields`, or to the query: returns the query's
@@ -98,13 +98,14 @@ enum UpstreamRequestBuilder {
         }
     }
 
-    /// `url` with its query: the injected items when `inject` changed them, else `query`.
-    static func appendQuery(to url: inout String, query: Substring?, injected items: [String]?) {
+    /// `target` (a path or a URL) with its query: the injected items when `inject` changed
+    /// them, else `query`.
+    static func appendQuery(to target: inout String, query: Substring?, injected items: [String]?) {
         if let items {
-            if !items.isEmpty { url += "?" + items.joined(separator: "&") }
+            if !items.isEmpty { target += "?" + items.joined(separator: "&") }
         } else if let query, !query.isEmpty {
-            url += "?"
-            url += query
+            target += "?"
+            target += query
         }
     }
 
