@@ -5,9 +5,9 @@
 /// exchange, not to the connection.
 ///
 /// Made once per route (`UpstreamRequest.connectionKey`) and hashed once: the pool looks it
-/// up twice per request.
-public struct ConnectionKey: Hashable, Sendable {
-    /// First, so that the synthesized `==` compares it first.
+/// up twice per request. A class, so that a request, a transfer and a pooled connection
+/// share one rather than each copying (and retaining) its five strings; it compares by value.
+public final class ConnectionKey: Hashable, Sendable {
     private let hash: Int
     /// `scheme://authority`, lowercased (RFC 3986 §6.2.2.1: case-insensitive parts).
     let origin: String
@@ -34,7 +34,20 @@ public struct ConnectionKey: Hashable, Sendable {
         hash = hasher.finalize()
     }
 
+    public static func == (lhs: ConnectionKey, rhs: ConnectionKey) -> Bool {
+        lhs === rhs
+            || (lhs.hash == rhs.hash && lhs.origin == rhs.origin && lhs.caFile == rhs.caFile
+                && lhs.clientCertificateFile == rhs.clientCertificateFile && lhs.clientKeyFile == rhs.clientKeyFile
+                && lhs.proxy == rhs.proxy && lhs.refusesLocalDestinations == rhs.refusesLocalDestinations)
+    }
+
     public func hash(into hasher: inout Hasher) {
         hasher.combine(hash)
+    }
+
+    /// The options a connection for this key is made with, `connectTimeout` the request's.
+    func connectionOptions(connectTimeout: Duration) -> UpstreamOptions {
+        UpstreamOptions(caFile: caFile, clientCertificateFile: clientCertificateFile, clientKeyFile: clientKeyFile,
+                        proxy: proxy, connectTimeout: connectTimeout, refusesLocalDestinations: refusesLocalDestinations)
     }
 }

@@ -20,8 +20,11 @@ import LatchkeyLoop
 /// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
 public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, UpstreamConnectionDelegate {
     unowned let client: UpstreamClient
+    /// Shared with the route: the connection's own options are its.
     private let key: ConnectionKey
-    private let options: UpstreamOptions
+    private let connectTimeout: Duration
+    private let firstByteTimeout: Duration
+    private let idleTimeout: Duration
     /// `scheme://authority`: libcurl connects to its `/`.
     private let origin: String
     @exclusivity(unchecked) private var machine: HTTP1ExchangeMachine
@@ -62,7 +65,9 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
         self.client = client
         self.delegate = delegate
         key = request.connectionKey ?? ConnectionKey(origin: request.origin, options: request.options)
-        options = request.options
+        connectTimeout = request.options.connectTimeout
+        firstByteTimeout = request.options.firstByteTimeout
+        idleTimeout = request.options.idleTimeout
         origin = request.origin
         startedAt = client.loop.now
         machine = HTTP1ExchangeMachine(head: head, method: request.method, body: request.body,
@@ -75,7 +80,7 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
         callerDepth += 1
         defer { callerDepth -= 1 }
         running = self
-        if options.idleTimeout > .zero { setDeadlines(idle: loop.now.advanced(by: options.idleTimeout)) }
+        if idleTimeout > .zero { setDeadlines(idle: loop.now.advanced(by: idleTimeout)) }
         if let pooled = client.pool.take(key) {
             connectionUse.reused = true
             attach(pooled, reused: true)
@@ -128,7 +133,8 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
     // MARK: the connection
 
     private func openConnection() {
-        guard let connection = client.connect(to: origin + "/", options: options, delegate: self) else {
+        guard let connection = client.connect(to: origin + "/", options: key.connectionOptions(connectTimeout: connectTimeout),
+                                                  delegate: self) else {
             return fail(UpstreamError(.other, detail: "curl_easy_init failed"))
         }
         connecting = connection
@@ -196,7 +202,7 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
                 return
             case .requestWritten:
                 setWritable(false)
-                if options.firstByteTimeout > .zero { setDeadlines(firstByte: loop.now.advanced(by: options.firstByteTimeout)) }
+                if firstByteTimeout > .zero { setDeadlines(firstByte: loop.now.advanced(by: firstByteTimeout)) }
                 return
             case .none:
                 return setWritable(false)
