@@ -9,11 +9,14 @@
 /// a timer object beside it and the context of a closure calling back cost 96 bytes of heap
 /// and two allocations. Anything else (several timers in one object, objects made rarely)
 /// uses a `ClosureTimer`.
+///
+/// Loop-bound: its fields are `@exclusivity(unchecked)`, as `EventLoop` says why; each
+/// re-arming checked two accesses at runtime.
 open class LoopTimer {
-    final var deadline = LoopInstant(nanoseconds: 0)
+    @exclusivity(unchecked) final var deadline = LoopInstant(nanoseconds: 0)
     /// Position in the loop's heap, or -1 when not armed. 32 bits: a subclass's first
     /// field of 4 bytes or less goes in the other 4 (`ServerConnection`'s socket).
-    final var heapIndex: Int32 = -1
+    @exclusivity(unchecked) final var heapIndex: Int32 = -1
 
     public init() {}
 

@@ -6,21 +6,23 @@ import Glibc
 
 /// The server's part of one loop: accepts on the shared listening sockets, owns this
 /// loop's client connections, and drains them on shutdown.
+///
+/// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
 public final class HTTPServer {
     let loop: EventLoop
     /// Read where each applies: the HTTP limits when a connection opens, the rest when they
     /// are next needed. A reload replaces them (`update(settings:)`).
-    private(set) var settings: ConnectionSettings
+    @exclusivity(unchecked) private(set) var settings: ConnectionSettings
     let handler: ServerHandler
     /// Shared with the other loops' servers: the connection cap is the process's.
     private let connectionCount: ConnectionCount
-    private var acceptors: [Acceptor] = []
+    @exclusivity(unchecked) private var acceptors: [Acceptor] = []
     /// This loop's connections, each knowing its place in the list (`serverIndex`): 8 bytes
     /// a connection, where a dictionary by identity took 16 a bucket with a quarter or more
     /// of the buckets empty.
-    private var connections: [ServerConnection] = []
-    private(set) var isShuttingDown = false
-    private var onDrained: (() -> Void)?
+    @exclusivity(unchecked) private var connections: [ServerConnection] = []
+    @exclusivity(unchecked) private(set) var isShuttingDown = false
+    @exclusivity(unchecked) private var onDrained: (() -> Void)?
     /// The readers (16 KiB input buffer, request decoder) of this loop's busy connections;
     /// a few hundred are kept for reuse, and as many buffers of the readers that go.
     let readers = RequestReaderPool(buffers: BufferPool(bufferSize: 16 * 1024, maxKept: 256), maxKept: 256)

@@ -4,25 +4,27 @@ import LatchkeyTLS
 
 /// One request and the means to answer it. The proxy holds it while it works; every
 /// call goes to the connection, which owns the framing and the socket.
+///
+/// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
 public final class ServerExchange {
     public let head: RequestHead
     public let listener: ListenerInfo
     public let peer: SocketAddress?
     public let receivedAt: LoopInstant
     /// What the connection's TLS handshake agreed; nil on a plain-HTTP listener.
-    public internal(set) var tls: TLSConnectionInfo?
+    @exclusivity(unchecked) public internal(set) var tls: TLSConnectionInfo?
     /// Inside an intercepted CONNECT tunnel: the host and port the client connected to.
-    public internal(set) var tunnelAuthority: TargetAuthority?
-    public internal(set) var requestBodyBytes: UInt64 = 0
-    public internal(set) var responseBodyBytes: UInt64 = 0
-    public internal(set) var status: Int?
+    @exclusivity(unchecked) public internal(set) var tunnelAuthority: TargetAuthority?
+    @exclusivity(unchecked) public internal(set) var requestBodyBytes: UInt64 = 0
+    @exclusivity(unchecked) public internal(set) var responseBodyBytes: UInt64 = 0
+    @exclusivity(unchecked) public internal(set) var status: Int?
     /// Set when the response was cut short (upstream failure or client gone).
-    public internal(set) var aborted = false
-    public internal(set) var finished = false
+    @exclusivity(unchecked) public internal(set) var aborted = false
+    @exclusivity(unchecked) public internal(set) var finished = false
     /// Strong, and cleared by the connection when the exchange ends: a weak reference
     /// would move the connection's reference counts to a side table and slow every
     /// retain of it on the hot path.
-    var connection: ServerConnection?
+    @exclusivity(unchecked) var connection: ServerConnection?
 
     init(head: RequestHead, listener: ListenerInfo, peer: SocketAddress?, receivedAt: LoopInstant, connection: ServerConnection) {
         self.head = head
