@@ -60,7 +60,7 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
 
     /// Nil when the request cannot be written (a URL that is not absolute, a method or
     /// target that is not fit for a request line).
-    init?(client: UpstreamClient, request: UpstreamRequest, delegate: UpstreamTransferDelegate) {
+    init?(client: UpstreamClient, request: borrowing UpstreamRequest, delegate: UpstreamTransferDelegate) {
         guard !request.target.isEmpty, let head = request.encodedHead() else { return nil }
         self.client = client
         self.delegate = delegate

@@ -8,7 +8,8 @@ import LatchkeyUpstream
 enum UpstreamRequestBuilder {
     /// `credential` gives the value an injection attaches (a named credential's, the
     /// identity's token or one of its captures); nil when it has none (the caller has
-    /// already checked that every injection has a value).
+    /// already checked that every injection has a value). `cookieJar`: the jar whose cookies
+    /// go with the request (a route with `jar: proxy`).
     static func build(
         head: RequestHead,
         route: Route,
@@ -18,6 +19,7 @@ enum UpstreamRequestBuilder {
         peer: SocketAddress?,
         clientUsesTLS: Bool,
         removingField inboundSecretHeader: String?,
+        cookieJar: CookieJar? = nil,
         credential: (Injection) -> String?
     ) -> UpstreamRequest {
         var fields = head.fields
@@ -58,7 +60,7 @@ enum UpstreamRequestBuilder {
         case .chunked: body = .streaming
         }
         return UpstreamRequest(method: head.method, origin: route.upstream.origin, target: target, fields: fields, body: body,
-                               options: route.options, connectionKey: route.connectionKey)
+                               options: route.options, cookieJar: cookieJar, connectionKey: route.connectionKey)
     }
 
     /// Attaches the route's credentials to `fields`, or to the query: returns the query's
