@@ -6,17 +6,24 @@ struct RequestTarget {
     let query: Substring?
 
     init?(_ target: String) {
-        guard target.first == "/" else { return nil }
-        let mark = target.utf8.firstIndex(of: UInt8(ascii: "?"))
+        let utf8 = target.utf8
+        guard utf8.first == UInt8(ascii: "/") else { return nil }
+        // The query's mark found over the bytes in place, as the dot-segments below.
+        let mark = utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.firstIndex(of: UInt8(ascii: "?")).map { utf8.index(utf8.startIndex, offsetBy: $0) }
+        } ?? utf8.firstIndex(of: UInt8(ascii: "?"))
         let path = target[..<(mark ?? target.endIndex)]
         if let mark { query = target[target.index(after: mark)...] } else { query = nil }
-        guard !Self.hasDotSegment(path.utf8) else { return nil }
+        // Over the bytes in place: a Substring's UTF8View iterator cost several times more.
+        let dotSegment = path.utf8.withContiguousStorageIfAvailable(Self.hasDotSegment)
+            ?? Array(path.utf8).withUnsafeBufferPointer(Self.hasDotSegment)
+        guard !dotSegment else { return nil }
         self.path = path
     }
 
     /// Scans the path once, segment by segment, decoding only "%2e" (RFC 3986 §2.3: it is
     /// an unreserved character, so servers treat it as ".").
-    private static func hasDotSegment(_ path: Substring.UTF8View) -> Bool {
+    private static func hasDotSegment(_ path: UnsafeBufferPointer<UInt8>) -> Bool {
         var dots = 0
         var other = false
         var iterator = path.makeIterator()

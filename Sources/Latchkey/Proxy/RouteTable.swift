@@ -83,23 +83,23 @@ struct RouteTable: Sendable {
     func match(listener: Int, path: Substring, host: Substring?, requiringHost: Bool = false) -> Route? {
         let bytes = path.utf8
         var best: (route: Route, characterCount: Int, rank: Int)?
-        var end = bytes.endIndex
-        var length = bytes.count
-        while true {
+        // Only the lengths some route's prefix has are looked at, longest first; the path's
+        // bytes are read at those alone.
+        var length = Swift.min(bytes.count, hasPrefixOfLength.count - 1)
+        while length >= 0 {
+            defer { length -= 1 }
+            guard hasPrefixOfLength[length] else { continue }
+            let end = bytes.index(bytes.startIndex, offsetBy: length)
             let atBoundary = end == bytes.endIndex || bytes[end] == UInt8(ascii: "/")
                 || (end > bytes.startIndex && bytes[bytes.index(before: end)] == UInt8(ascii: "/"))
-            if atBoundary, length < hasPrefixOfLength.count, hasPrefixOfLength[length], let routes = byPrefix[path[..<end]] {
-                // A shorter prefix has as many Characters at most: past the best one's
-                // count, nothing shorter can win.
-                if let best, routes.characterCount < best.characterCount { break }
-                if let found = routes.match(prefix: path[..<end], listener: listener, host: host, requiringHost: requiringHost),
-                   Self.precedes(found, routes.characterCount, best) {
-                    best = (found.route, routes.characterCount, found.rank)
-                }
+            guard atBoundary, let routes = byPrefix[path[..<end]] else { continue }
+            // A shorter prefix has as many Characters at most: past the best one's count,
+            // nothing shorter can win.
+            if let best, routes.characterCount < best.characterCount { break }
+            if let found = routes.match(prefix: path[..<end], listener: listener, host: host, requiringHost: requiringHost),
+               Self.precedes(found, routes.characterCount, best) {
+                best = (found.route, routes.characterCount, found.rank)
             }
-            guard end > bytes.startIndex else { break }
-            end = bytes.index(before: end)
-            length -= 1
         }
         return best?.route
     }
