@@ -229,21 +229,6 @@ public struct HTTPFields: Sendable {
         removeEntries { entry, lines in Self.entry(entry, in: lines, isNamed: name, known) }
     }
 
-    public mutating func removeAll(where shouldBeRemoved: (HTTPField) throws -> Bool) rethrows {
-        var kept = 0
-        for index in entries.indices {
-            let entry = entries[index]
-            if try shouldBeRemoved(self[index]) {
-                deadBytes += entry.lineRange.count
-            } else {
-                entries[kept] = entry
-                kept += 1
-            }
-        }
-        entries.removeSubrange(kept...)
-        compactIfMostlyDead()
-    }
-
     /// Removes the fields `shouldBeRemoved` picks, judged on their index entries and the
     /// stored lines: no field is made into strings.
     mutating func removeEntries(from start: Int = 0, where shouldBeRemoved: (Entry, UnsafeRawBufferPointer) -> Bool) {
