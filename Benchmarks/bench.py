@@ -334,7 +334,10 @@ backend be
     def latchkey_yaml(self, port, identities="", oauth_routes=""):
         """The quick-start flags' setup (one route, bearer token from a file) as a config
         file, which can also turn the access log off like nginx's and haproxy's, and lift
-        the per-loop connection cap (10,000 by default) above the idle scenario's count;
+        the per-loop connection cap (10,000 by default) above the idle scenario's count, and
+        keep as many upstream connections alive as nginx's `keepalive 64` (the default, 32,
+        is below the 64 connections' requests in flight: the pool would open and close
+        some under load, as nginx with `keepalive 32` would);
         with the identities and routes of the auth and storm scenarios when given."""
         return f"""server:
   loops: 1
@@ -354,6 +357,7 @@ credentials:
         credential: bench
 {oauth_routes}limits:
   max_connections: {max(10000, self.args.idle_connections) + 1000}
+  upstream_idle_connections: 64
 logging:
   access_log: {"true" if self.args.access_log else "false"}
 """
