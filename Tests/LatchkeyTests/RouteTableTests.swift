@@ -119,4 +119,16 @@ import Testing
         #expect(route?.upstreamPath(for: "/api") == "/")
         #expect(route?.upstream.origin == "https://up.example:8443")
     }
+
+    @Test func aPathKeptWholeOrCutByTheBytesOfItsPrefix() {
+        let table = RouteTable(config: config([route("kept", "/api", upstream: "http://up", replacement: nil),
+                                               route("cut", "/café", upstream: "http://up")]))
+        #expect(table.match(listener: 0, path: "/api/x", host: nil)?.upstreamPath(for: "/api/x") == "/api/x")
+        #expect(table.match(listener: 0, path: "/café/x", host: nil)?.upstreamPath(for: "/café/x") == "/x")
+        #expect(table.match(listener: 0, path: "/café", host: nil)?.upstreamPath(for: "/café") == "/")
+        let cut = RouteTable(config: config([route("root", "/", upstream: "http://up"), route("api", "/api/", upstream: "http://up")]))
+        for (path, expected) in [("/x/y", "/x/y"), ("/", "/"), ("/api/x", "/x"), ("/api/", "/"), ("/apix", "/apix")] {
+            #expect(cut.match(listener: 0, path: Substring(path), host: nil)?.upstreamPath(for: Substring(path)) == expected, "\(path)")
+        }
+    }
 }
