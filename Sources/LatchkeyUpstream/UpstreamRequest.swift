@@ -61,6 +61,20 @@ public struct UpstreamRequest: Sendable {
     /// The absolute URL, for libcurl.
     public var url: String { origin + target }
 
+    /// `scheme://authority` of the URL, what a connection to the upstream is made for, and
+    /// the request target in origin form (RFC 9112 §3.2.1: the path and query, the path `/`
+    /// when it is empty, RFC 3986 §6.2.3); nil for a URL that is not absolute.
+    static func originAndTarget(of url: String) -> (origin: Substring, target: String)? {
+        // Over the UTF-8 bytes: Character-wise search cost more than the rest of the head.
+        let bytes = url.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: "://".utf8) else { return nil }
+        let authorityStart = bytes.index(colon, offsetBy: 3)
+        let targetStart = bytes[authorityStart...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? bytes.endIndex
+        guard targetStart > authorityStart else { return nil }
+        let target = url[targetStart...]
+        return (url[..<targetStart], target.utf8.first == UInt8(ascii: "/") ? String(target) : "/" + target)
+    }
+
     /// With a jar, the request's own cookies go to curl as CURLOPT_COOKIE, which curl sends
     /// in one Cookie field with the jar's (RFC 6265 §5.4: one field); a Cookie field of its
     /// own would make curl send two.
