@@ -1,9 +1,10 @@
 /// The field names the codec and the proxy look up, recognised once, when a field is
 /// stored: a lookup then compares one byte per field instead of a name's bytes ASCII
 /// case-insensitively, which was about 90 comparisons per proxied request. Every other
-/// name is `.other` and compared byte by byte.
+/// name is `.other` and compared byte by byte. Fewer than 32 of them: `HTTPFields.NameSet`
+/// keeps a set of them as the bits of a `UInt32`.
 @usableFromInline
-enum FieldName: UInt8, Sendable {
+enum FieldName: UInt8, Sendable, CaseIterable {
     case other
     case host
     case contentLength

@@ -127,7 +127,7 @@ public struct HTTPFields: Sendable {
     }
 
     /// Puts `entry`, whose line is stored, at `index`; the line it replaces is dead.
-    private mutating func replaceEntry(at index: Int, with entry: Entry) {
+    mutating func replaceEntry(at index: Int, with entry: Entry) {
         deadBytes += entries[index].lineRange.count
         entries[index] = entry
         compactIfMostlyDead()

@@ -54,6 +54,8 @@ final class Route: Sendable {
     /// Whether the upstream is told of the client (`X-Forwarded-*`): not for a forward
     /// proxy's request passed to a `tunnel:` host as the client sent it.
     let marksForwarding: Bool
+    /// The fields every request drops and the lines it gets, prepared once.
+    let fieldLines: UpstreamFieldLines
 
     /// nil when the upstream URL cannot be taken apart (validation has ruled that out).
     init?(_ config: RouteConfig, index: Int, listenerIndex: [String: Int], identities: [String: Identity], marksForwarding: Bool = true) {
@@ -93,6 +95,8 @@ final class Route: Sendable {
         allow = RouteAllowList(config.allow)
         upgrades = config.upgrades
         self.marksForwarding = marksForwarding
+        fieldLines = UpstreamFieldLines(upstream: target, injections: config.injections,
+                                        passClientAuthorization: config.passClientAuthorization)
     }
 
     var injectsCredentials: Bool { !injections.isEmpty }

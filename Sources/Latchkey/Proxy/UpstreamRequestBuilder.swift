@@ -26,19 +26,12 @@ enum UpstreamRequestBuilder {
         // One copy of the client's fields, with room for what is added below.
         fields.reserveCapacity(fields.count + 5 + route.injections.count)
         fields.removeHopByHop()
-        let dropAuthorization = route.injectsCredentials && !route.passClientAuthorization
-        // Framing is re-made for the upstream, Host is set below, and RFC 9110 §11.7.2:
-        // credentials for this proxy are not the upstream's business; nor is the identity
-        // a request picked. One pass per name: each compares one byte per field.
-        for name: HTTPField.Name in [.contentLength, .expect, .host, .proxyAuthorization, .latchkeyIdentity] {
-            fields.removeAll(named: name)
-        }
-        if dropAuthorization { fields.removeAll(named: .authorization) }
+        fields.removeAll(namedIn: route.fieldLines.dropped)
         if let inboundSecretHeader { fields.removeAll(named: HTTPField.Name(inboundSecretHeader)) }
         if route.preserveHost, let clientHost {
-            fields.append(name: .host, value: clientHost)
+            fields.append(UpstreamFieldLines.host, filling: clientHost)
         } else {
-            fields.append(name: .host, value: route.upstream.authority)
+            fields.append(route.fieldLines.upstreamHost)
         }
         // The proxy's own cookies (the handoff's marks) are for the proxy alone.
         CookieHeader.removeProxyCookies(from: &fields)
@@ -70,22 +63,23 @@ enum UpstreamRequestBuilder {
                        credential: (Injection) -> String?) -> [String]? {
         var queryItems: [String]? = nil
         var clientCookiesRemoved = false
-        for injection in route.injections {
+        for (injection, headerLine) in zip(route.injections, route.fieldLines.injectedHeaders) {
             guard let token = credential(injection) else { continue }
-            let value = injection.template.render(token: token)
             switch injection.target {
-            case .header(let name):
-                fields.set(name: name, value: value)
+            case .header:
+                // The route made the line, all but the token (every header injection has one).
+                guard let headerLine else { preconditionFailure("header injection without its prepared line") }
+                fields.set(headerLine, filling: token)
             case .query(let name):
                 var items = queryItems ?? clientQueryItems(query, without: route.injectedQueryNames)
-                items.append(name + "=" + QueryString.percentEncode(value))
+                items.append(name + "=" + QueryString.percentEncode(injection.template.render(token: token)))
                 queryItems = items
             case .cookie(let name):
                 if !clientCookiesRemoved {
                     CookieHeader.remove(route.injectedCookieNames, from: &fields)
                     clientCookiesRemoved = true
                 }
-                CookieHeader.append(name: name, value: value, to: &fields)
+                CookieHeader.append(name: name, value: injection.template.render(token: token), to: &fields)
             }
         }
         return queryItems
@@ -116,12 +110,12 @@ enum UpstreamRequestBuilder {
     private static func appendForwarded(to fields: inout HTTPFields, clientHost: String?, peer: SocketAddress?, clientUsesTLS: Bool) {
         let peerHost = peer?.host ?? "unix"
         if let existing = fields[.xForwardedFor] {
-            fields.set(name: .xForwardedFor, value: existing + ", " + peerHost)
+            fields.set(UpstreamFieldLines.forwardedFor, filling: existing + ", " + peerHost)
         } else {
-            fields.append(name: .xForwardedFor, value: peerHost)
+            fields.append(UpstreamFieldLines.forwardedFor, filling: peerHost)
         }
-        fields.set(name: .xForwardedProto, value: clientUsesTLS ? "https" : "http")
-        if let clientHost { fields.set(name: .xForwardedHost, value: clientHost) }
+        fields.set(clientUsesTLS ? UpstreamFieldLines.forwardedProtoHTTPS : UpstreamFieldLines.forwardedProtoHTTP)
+        if let clientHost { fields.set(UpstreamFieldLines.forwardedHost, filling: clientHost) }
     }
 }
 

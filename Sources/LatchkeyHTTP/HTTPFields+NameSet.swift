@@ -1,0 +1,35 @@
+extension HTTPFields {
+    /// Field names to remove together (`removeAll(namedIn:)`), made once: the known ones as
+    /// one bit each, any other kept to compare by its bytes.
+    public struct NameSet: Sendable {
+        private var known: UInt32 = 0
+        fileprivate var others: [Name] = []
+
+        public init(_ names: some Sequence<Name>) {
+            for name in names {
+                if name.known != .other {
+                    known |= Self.bit(name.known)
+                } else if !others.contains(name) {
+                    others.append(name)
+                }
+            }
+        }
+
+        fileprivate func contains(_ entry: Entry, in lines: UnsafeRawBufferPointer) -> Bool {
+            if entry.name != .other { return known & Self.bit(entry.name) != 0 }
+            return others.contains { $0.withBytes { name, _ in HTTPFields.entry(entry, in: lines, isNamed: name, .other) } }
+        }
+
+        private static func bit(_ name: FieldName) -> UInt32 {
+            1 << UInt32(name.rawValue)
+        }
+    }
+
+    /// Removes every field named in `names`, in one pass over the fields.
+    public mutating func removeAll(namedIn names: NameSet) {
+        // Nothing to remove (the usual case): no pass that may copy the storage.
+        let found = lines.withUnsafeBytes { lines in entries.contains { names.contains($0, in: lines) } }
+        guard found else { return }
+        removeEntries { entry, lines in names.contains(entry, in: lines) }
+    }
+}
