@@ -66,6 +66,7 @@ public final class UpstreamClient {
     /// Abandons active transfers silently (no delegate calls), then curl_multi_cleanup,
     /// which closes pooled connections through `MultiEvents` (still alive here).
     deinit {
+        events.client = nil
         for transfer in active {
             _ = transfer.markFinished(now: LoopInstant.now())
             if let easy = transfer.detach(loop: loop) {
