@@ -27,7 +27,9 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
         let since: LoopInstant
     }
 
-    /// Per key, oldest first.
+    /// Per key, oldest first. A key's emptied stack stays, so that the next park of its
+    /// key (on a busy upstream, the one after every take) allocates nothing; they are swept
+    /// when they outnumber the parked connections (`settleOrder`).
     private var stacks: [Key: [Parked]] = [:]
     /// Park events, oldest first, from `orderStart`; events of connections taken or removed
     /// since stay until they reach the front or the queue is rebuilt, so that neither a
@@ -37,6 +39,8 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
     private var nextSerial: UInt64 = 0
     private(set) var limits: PoolLimits
     private(set) var count = 0
+    /// The keys with a stack, emptied ones included, for tests.
+    var keysHeld: Int { stacks.count }
 
     init(limits: PoolLimits) {
         self.limits = limits
@@ -46,8 +50,7 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
     mutating func take(_ key: Key) -> Connection? {
         // One lookup of the key, not one per step: the pool is asked on every request.
         guard let index = stacks.index(forKey: key) else { return nil }
-        let parked = stacks.values[index].removeLast()
-        if stacks.values[index].isEmpty { stacks.remove(at: index) }
+        guard let parked = stacks.values[index].popLast() else { return nil }
         count -= 1
         settleOrder()
         return parked.connection
@@ -78,7 +81,6 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
     mutating func remove(_ connection: Connection, key: Key) -> Bool {
         guard let index = stacks[key]?.firstIndex(where: { $0.connection === connection }) else { return false }
         stacks[key]!.remove(at: index)
-        if stacks[key]!.isEmpty { stacks[key] = nil }
         count -= 1
         settleOrder()
         return true
@@ -119,7 +121,6 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
     /// The oldest connection of `key`, which has at least one, no longer parked.
     private mutating func removeOldest(of key: Key) -> Connection {
         let parked = stacks[key]!.removeFirst()
-        if stacks[key]!.isEmpty { stacks[key] = nil }
         count -= 1
         return parked.connection
     }
@@ -150,6 +151,7 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
             order.removeFirst(orderStart)
             orderStart = 0
         }
+        if stacks.count > 2 * count + 64 { stacks = stacks.filter { !$0.value.isEmpty } }
     }
 }
 

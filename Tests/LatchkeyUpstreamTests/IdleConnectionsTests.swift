@@ -31,6 +31,20 @@ struct IdleConnectionsTests {
         #expect(pool.count == 0)
     }
 
+    @Test func emptiedKeysAreSweptOnceTheyOutnumberTheParked() {
+        var pool = Self.pool()
+        let kept = Connection("kept")
+        _ = pool.park(kept, key: "busy", now: Self.t0)
+        for host in 0..<10_000 {
+            let connection = Connection("h\(host)")
+            _ = pool.park(connection, key: "host-\(host)", now: Self.at(1))
+            #expect(pool.take("host-\(host)") === connection)
+            #expect(pool.keysHeld <= 2 * pool.count + 64)
+        }
+        #expect(pool.take("busy") === kept)
+        #expect(pool.count == 0)
+    }
+
     @Test func overTheLimitTheOldestOfTheKeyIsClosed() {
         var pool = Self.pool(limit: 2)
         let a = Connection("a"), b = Connection("b"), c = Connection("c")
