@@ -31,17 +31,21 @@ struct FieldLine {
         var index = start
         while index < limit, ASCII.isTokenByte(bytes[index]) { index += 1 }
         let name = start..<index
-        guard !name.isEmpty, index < limit else { throw HTTPParseError(.invalidFieldName) }
+        // A CR not followed by LF where a name or colon belongs is a bare CR, which the
+        // scanner leaves to the parsers.
+        func badName(at index: Int) -> HTTPParseError {
+            let bareCR = index < limit && bytes[index] == ASCII.cr && !(index + 1 < limit && bytes[index + 1] == ASCII.lf)
+            return HTTPParseError(bareCR ? .invalidLineEnding : .invalidFieldName)
+        }
+        guard !name.isEmpty, index < limit else { throw badName(at: index) }
         if ASCII.isWhitespace(bytes[index]) {
             var afterSpace = index
             while afterSpace < limit, ASCII.isWhitespace(bytes[afterSpace]) { afterSpace += 1 }
-            guard afterSpace < limit, bytes[afterSpace] == ASCII.colon else {
-                throw HTTPParseError(.invalidFieldName)
-            }
+            guard afterSpace < limit, bytes[afterSpace] == ASCII.colon else { throw badName(at: afterSpace) }
             if strictness == .request { throw HTTPParseError(.whitespaceBeforeColon) }
             index = afterSpace
         }
-        guard bytes[index] == ASCII.colon else { throw HTTPParseError(.invalidFieldName) }
+        guard bytes[index] == ASCII.colon else { throw badName(at: index) }
         index += 1
         while index < limit, ASCII.isWhitespace(bytes[index]) { index += 1 }
         let valueStart = index
@@ -58,6 +62,8 @@ struct FieldLine {
                 nonASCII = true
                 index += 1
             case ASCII.cr:
+                // RFC 9112 §2.2: a CR is only ever the start of a line's CRLF.
+                guard index + 1 >= limit || bytes[index + 1] == ASCII.lf else { throw HTTPParseError(.invalidLineEnding) }
                 break scan
             default:
                 throw HTTPParseError(.invalidFieldValue)

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Finds the end of a head (request line and field lines) or of a trailer section without
 /// consuming it, checking line endings and limits on the way.
 ///
@@ -77,30 +81,27 @@ struct FieldSectionScanner: Sendable, Equatable {
         var p = position
         defer { position = p }
         while p < count {
-            // Run over the bytes of a line: only CR and LF matter here, the parser checks
-            // the rest once the section is complete.
-            let runStart = p
-            while p + 8 <= count, !ASCII.hasLineBreak(ASCII.loadWord(bytes, p)) { p += 8 }
-            while p < count {
-                let byte = bytes[p]
-                if byte == ASCII.cr || byte == ASCII.lf { break }
-                p += 1
-            }
-            if p > runStart {
-                if phase == .leadingEmptyLines {
-                    phase = .requestLine(start: runStart)
-                    sectionStart = runStart
+            // Only the LF that ends a line and the CR before it matter here: libc's memchr
+            // finds the LF many bytes at a time. The parsers check every byte of a complete
+            // section, and refuse a CR anywhere else.
+            guard let lf = Self.firstLineFeed(in: bytes, from: p) else {
+                // The line runs past what has come; a CR at the end may be its terminator's.
+                let lineEnd = bytes[count - 1] == ASCII.cr ? count - 1 : count
+                if lineEnd > lineStart {
+                    beginRequestLine()
+                    if let failure = checkLimits(at: lineEnd, limits) { return .failure(failure) }
                 }
-                if let failure = checkLimits(at: p, limits) { return .failure(failure) }
+                p = count
+                break
             }
-            guard p < count else { break }
-            // RFC 9112 §2.2: a bare LF is not accepted as a line terminator, a bare CR is
-            // rejected outright.
-            guard bytes[p] == ASCII.cr else { return .failure(.invalidLineEnding) }
-            guard p + 1 < count else { break } // CR at the end: wait for the next byte
-            guard bytes[p + 1] == ASCII.lf else { return .failure(.invalidLineEnding) }
-            let lineEnd = p
-            p += 2
+            // RFC 9112 §2.2: a bare LF is not accepted as a line terminator.
+            guard lf > lineStart, bytes[lf - 1] == ASCII.cr else { return .failure(.invalidLineEnding) }
+            let lineEnd = lf - 1
+            p = lf + 1
+            if lineEnd > lineStart {
+                beginRequestLine()
+                if let failure = checkLimits(at: lineEnd, limits) { return .failure(failure) }
+            }
             switch phase {
             case .leadingEmptyLines:
                 lineStart = p
@@ -118,6 +119,21 @@ struct FieldSectionScanner: Sendable, Equatable {
             }
         }
         return .needMore
+    }
+
+    /// The first line with bytes before its terminator, while empty lines are skipped, is
+    /// the request line.
+    private mutating func beginRequestLine() {
+        guard phase == .leadingEmptyLines else { return }
+        phase = .requestLine(start: lineStart)
+        sectionStart = lineStart
+    }
+
+    private static func firstLineFeed(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        guard let base = bytes.baseAddress, let found = memchr(base + start, Int32(ASCII.lf), bytes.count - start) else {
+            return nil
+        }
+        return UnsafeRawPointer(found) - base
     }
 
     /// Which limit the bytes up to `position` break, if any. When both are broken the one

@@ -6,6 +6,16 @@ struct RequestLine {
     var version: HTTPVersion
 
     static func parse(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws(HTTPParseError) -> RequestLine {
+        do {
+            return try parseWithoutCR(bytes, line)
+        } catch {
+            // A CR inside the line is a bare one, which the scanner leaves to the parsers;
+            // no valid request line holds one, so only a refused line is searched.
+            throw bytes[line].contains(ASCII.cr) ? HTTPParseError(.invalidLineEnding) : error
+        }
+    }
+
+    private static func parseWithoutCR(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws(HTTPParseError) -> RequestLine {
         let start = line.lowerBound
         let end = line.upperBound
         var methodEnd = start

@@ -149,7 +149,8 @@ public struct ResponseDecoder: Sendable {
                           requestMethod: String) throws(HTTPParseError) -> ResponseHead {
         guard case .status(let version, let status)? = HTTPResponseLine.parse(UnsafeRawBufferPointer(rebasing: bytes[statusLine])),
               version.major == 1 else {
-            throw HTTPParseError(.badStatusLine)
+            // A bare CR, which the scanner leaves to the parsers, is named as such.
+            throw HTTPParseError(bytes[statusLine].contains(ASCII.cr) ? .invalidLineEnding : .badStatusLine)
         }
         var fields = HTTPFields()
         let section = fields.storeSection(bytes, region, fields: 16)

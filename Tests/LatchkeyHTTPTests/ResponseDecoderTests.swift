@@ -61,6 +61,8 @@ struct ResponseDecoderTests {
         Case(label: "NUL in a field", wire: "HTTP/1.1 200 OK\r\nX: a\u{0}b\r\n\r\n", expected: [.error(.invalidFieldValue)]),
         Case(label: "obs-fold", wire: "HTTP/1.1 200 OK\r\nX: a\r\n b\r\n\r\n", expected: [.error(.obsFold)]),
         Case(label: "a bare LF", wire: "HTTP/1.1 200 OK\nX: a\r\n\r\n", expected: [.error(.invalidLineEnding)]),
+        Case(label: "a bare CR in the status line", wire: "HTTP/1.1 200\rOK\r\nX: a\r\n\r\n", expected: [.error(.invalidLineEnding)]),
+        Case(label: "a bare CR in a value", wire: "HTTP/1.1 200 OK\r\nX: a\rb\r\n\r\n", expected: [.error(.invalidLineEnding)]),
         Case(label: "a bad chunk size", wire: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
              expected: [.head(status: 200, framing: .chunked), .error(.badChunkSize)]),
         Case(label: "cut short", wire: "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nhalf",
