@@ -25,16 +25,25 @@ public enum RequestHeadEncoder {
     /// nothing appended, when `method` is not a token or `target` holds a byte outside
     /// visible ASCII (the request line cannot be repaired the way a field value can).
     public static func encode(method: String, target: String, fields: HTTPFields, into buffer: inout [UInt8]) -> Bool {
-        guard !method.isEmpty, method.utf8.allSatisfy(ASCII.isTokenByte),
-              !target.isEmpty, target.utf8.allSatisfy({ $0 > ASCII.sp && $0 < 0x7F }) else { return false }
-        buffer.reserveCapacity(buffer.count + method.utf8.count + target.utf8.count + 12 + FieldSectionEncoder.estimate(fields))
-        buffer.append(contentsOf: method.utf8)
-        buffer.append(ASCII.sp)
-        buffer.append(contentsOf: target.utf8)
-        buffer.append(contentsOf: " HTTP/1.1\r\n".utf8)
-        FieldSectionEncoder.append(fields, to: &buffer)
-        return true
+        var method = method, target = target
+        // Over the strings' bytes in place: iterating their UTF-8 views cost more than the
+        // rest of the head.
+        return method.withUTF8 { method in
+            target.withUTF8 { target in
+                guard !method.isEmpty, method.allSatisfy(ASCII.isTokenByte),
+                      !target.isEmpty, target.allSatisfy({ $0 > ASCII.sp && $0 < 0x7F }) else { return false }
+                buffer.reserveCapacity(buffer.count + method.count + target.count + 12 + FieldSectionEncoder.estimate(fields))
+                buffer.append(contentsOf: method)
+                buffer.append(ASCII.sp)
+                buffer.append(contentsOf: target)
+                buffer.append(contentsOf: versionAndLineEnd)
+                FieldSectionEncoder.append(fields, to: &buffer)
+                return true
+            }
+        }
     }
+
+    private static let versionAndLineEnd: [UInt8] = Array(" HTTP/1.1\r\n".utf8)
 }
 
 /// The field lines and the empty line that end a head, for both encoders. Fields reach this

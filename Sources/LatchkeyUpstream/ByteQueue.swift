@@ -19,6 +19,19 @@ struct ByteQueue {
         if capacity > 0 { storage = Self.uninitialized(capacity) }
     }
 
+    /// A queue that waits to send `bytes`, with room for `capacity` in all. When they fill
+    /// it (a request head without a body), they become the ring itself: no copy.
+    init(holding bytes: [UInt8], reserving capacity: Int) {
+        self.init()
+        if capacity <= bytes.count {
+            storage = bytes
+            count = bytes.count
+        } else {
+            storage = Self.uninitialized(capacity)
+            bytes.withUnsafeBytes { append($0) }
+        }
+    }
+
     mutating func append(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 0 else { return }
         if count + bytes.count > storage.count { grow(toHold: count + bytes.count) }

@@ -127,8 +127,7 @@ struct HTTP1ExchangeMachine {
             // doubled its way there copied a 64 KiB upload four times over.
             reserve += RequestOutput.resendLimit + Self.chunkFramingAllowance
         }
-        output = RequestOutput(reserving: reserve)
-        output.append(head)
+        output = RequestOutput(holding: head, reserving: reserve)
     }
 
     /// Chunk headers and terminators of a streamed body reserved for beside its bytes:

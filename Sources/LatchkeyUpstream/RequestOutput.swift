@@ -17,9 +17,10 @@ struct RequestOutput {
     /// Whether written bytes are kept, so that `rewind` can send the request whole.
     private(set) var keepsWritten = true
 
-    /// `reserving`: room for this many bytes before the first growth.
-    init(reserving capacity: Int) {
-        queue = ByteQueue(reserving: capacity)
+    /// Output that starts with `bytes` (a request's head), with room for `capacity` bytes
+    /// before the first growth (`ByteQueue.init(holding:reserving:)`).
+    init(holding bytes: [UInt8], reserving capacity: Int) {
+        queue = ByteQueue(holding: bytes, reserving: capacity)
     }
 
     /// Bytes queued and not yet written.

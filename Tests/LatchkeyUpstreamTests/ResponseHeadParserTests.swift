@@ -129,6 +129,25 @@ import Testing
         #expect(queue.count == 0)
     }
 
+    /// A queue made holding a head (as its ring when the head fills it, else copied into a
+    /// larger one): the head first, then what is appended, across growth.
+    @Test(arguments: [0, 1, 70_000])
+    func aQueueMadeHoldingBytesSendsThemFirst(extraRoom: Int) {
+        let head = patternBody(300)
+        var queue = ByteQueue(holding: head, reserving: head.count + extraRoom)
+        #expect(queue.count == 300)
+        #expect(queue.capacity == head.count + extraRoom)
+        var buffer = [UInt8](repeating: 0, count: 100)
+        var out = Array(buffer[..<buffer.withUnsafeMutableBytes { queue.read(into: $0.baseAddress!, capacity: 100) }])
+        let more = patternBody(50_000, from: 300)
+        more.withUnsafeBytes { queue.append($0) }
+        buffer = [UInt8](repeating: 0, count: 70_000)
+        while !queue.isEmpty {
+            out += buffer[..<buffer.withUnsafeMutableBytes { queue.read(into: $0.baseAddress!, capacity: 7000) }]
+        }
+        #expect(out == patternBody(50_300))
+    }
+
     /// Appends that wrap around the ring's end, reads that cross it, and growth while the
     /// waiting bytes wrap: always the bytes in the order they came.
     @Test(arguments: [0, 16 * 1024, 65_536])
