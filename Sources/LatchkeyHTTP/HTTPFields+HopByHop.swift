@@ -8,25 +8,21 @@ extension HTTPFields {
     public mutating func removeHopByHop() {
         // Nothing to remove (the usual case): leave the storage alone rather than copy it.
         guard entries.contains(where: { $0.name.isAlwaysHopByHop }) else { return }
-        // The names listed in Connection, as (known name, where in `lines`), collected
-        // before anything is removed. The usual values ("keep-alive", "close") name nothing
-        // beyond the fixed set and are skipped.
-        var named: [(FieldName, Range<Int>)] = []
+        // The names listed in Connection, collected before anything is removed. The usual
+        // values ("keep-alive", "close") name nothing beyond the fixed set.
+        var names = NameSet.alwaysHopByHop
         lines.withUnsafeBytes { lines in
             for entry in entries where entry.name == .connection {
-                let value = entry.valueRange
-                try? ASCII.forEachListElement(lines, value) { element in
+                try? ASCII.forEachListElement(lines, entry.valueRange) { element in
                     let known = FieldName.classify(lines, element)
-                    if !known.isAlwaysHopByHop && !ASCII.equalsCaseInsensitive(lines, element, "close") {
-                        named.append((known, element))
+                    if known != .other {
+                        names.insert(known: known)
+                    } else if !ASCII.equalsCaseInsensitive(lines, element, "close") {
+                        names.insert(Name(ASCII.string(lines, element)))
                     }
                 }
             }
         }
-        removeEntries { entry, lines in
-            entry.name.isAlwaysHopByHop || named.contains { known, element in
-                Self.entry(entry, in: lines, isNamed: UnsafeRawBufferPointer(rebasing: lines[element]), known)
-            }
-        }
+        removeEntries { entry, lines in names.contains(entry, in: lines) }
     }
 }

@@ -3,19 +3,33 @@ extension HTTPFields {
     /// one bit each, any other kept to compare by its bytes.
     public struct NameSet: Sendable {
         private var known: UInt32 = 0
-        fileprivate var others: [Name] = []
+        private var others: [Name] = []
 
         public init(_ names: some Sequence<Name>) {
-            for name in names {
-                if name.known != .other {
-                    known |= Self.bit(name.known)
-                } else if !others.contains(name) {
-                    others.append(name)
-                }
+            for name in names { insert(name) }
+        }
+
+        /// RFC 9110 §7.6.1: the fields that describe one connection, whether or not
+        /// `Connection` names them.
+        static let alwaysHopByHop = NameSet(known: FieldName.allCases.filter(\.isAlwaysHopByHop))
+
+        private init(known names: [FieldName]) {
+            for name in names { insert(known: name) }
+        }
+
+        mutating func insert(_ name: Name) {
+            if name.known != .other {
+                insert(known: name.known)
+            } else if !others.contains(name) {
+                others.append(name)
             }
         }
 
-        fileprivate func contains(_ entry: Entry, in lines: UnsafeRawBufferPointer) -> Bool {
+        mutating func insert(known name: FieldName) {
+            known |= Self.bit(name)
+        }
+
+        func contains(_ entry: Entry, in lines: UnsafeRawBufferPointer) -> Bool {
             if entry.name != .other { return known & Self.bit(entry.name) != 0 }
             return others.contains { $0.withBytes { name, _ in HTTPFields.entry(entry, in: lines, isNamed: name, .other) } }
         }
