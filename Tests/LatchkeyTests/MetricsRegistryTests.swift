@@ -14,23 +14,25 @@ import Testing
         Meter(label: "lk_open", dimensions: [], factory: registry).set(2)
         let timer = CoreMetrics.Timer(label: "lk_duration_seconds", dimensions: [("route", "api")], factory: registry)
         timer.recordNanoseconds(7_000_000)
+        timer.recordNanoseconds(10_000_000) // on a bound: counted in it
         timer.recordNanoseconds(3_000_000_000)
+        timer.recordNanoseconds(20_000_000_000) // above every bound: in +Inf alone
         #expect(text == """
             # TYPE lk_duration_seconds histogram
             lk_duration_seconds_bucket{route="api",le="0.005"} 0
-            lk_duration_seconds_bucket{route="api",le="0.01"} 1
-            lk_duration_seconds_bucket{route="api",le="0.025"} 1
-            lk_duration_seconds_bucket{route="api",le="0.05"} 1
-            lk_duration_seconds_bucket{route="api",le="0.1"} 1
-            lk_duration_seconds_bucket{route="api",le="0.25"} 1
-            lk_duration_seconds_bucket{route="api",le="0.5"} 1
-            lk_duration_seconds_bucket{route="api",le="1.0"} 1
-            lk_duration_seconds_bucket{route="api",le="2.5"} 1
-            lk_duration_seconds_bucket{route="api",le="5.0"} 2
-            lk_duration_seconds_bucket{route="api",le="10.0"} 2
-            lk_duration_seconds_bucket{route="api",le="+Inf"} 2
-            lk_duration_seconds_sum{route="api"} 3.007
-            lk_duration_seconds_count{route="api"} 2
+            lk_duration_seconds_bucket{route="api",le="0.01"} 2
+            lk_duration_seconds_bucket{route="api",le="0.025"} 2
+            lk_duration_seconds_bucket{route="api",le="0.05"} 2
+            lk_duration_seconds_bucket{route="api",le="0.1"} 2
+            lk_duration_seconds_bucket{route="api",le="0.25"} 2
+            lk_duration_seconds_bucket{route="api",le="0.5"} 2
+            lk_duration_seconds_bucket{route="api",le="1.0"} 2
+            lk_duration_seconds_bucket{route="api",le="2.5"} 2
+            lk_duration_seconds_bucket{route="api",le="5.0"} 3
+            lk_duration_seconds_bucket{route="api",le="10.0"} 3
+            lk_duration_seconds_bucket{route="api",le="+Inf"} 4
+            lk_duration_seconds_sum{route="api"} 23.017
+            lk_duration_seconds_count{route="api"} 4
             # TYPE lk_open gauge
             lk_open 2.0
             # TYPE lk_requests_total counter

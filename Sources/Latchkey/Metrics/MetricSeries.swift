@@ -107,13 +107,20 @@ final class GaugeSeries: MetricSeries, MeterHandler, RecorderHandler {
 
 /// A histogram of durations (swift-metrics' timers): a count per upper bound (each
 /// counting every duration up to it), their sum and their count.
+///
+/// Recorded on every request, so a recording touches one bucket, found by comparing
+/// nanoseconds: the counts are made cumulative when the exposition is written, which
+/// happens once per scrape.
 final class DurationHistogramSeries: MetricSeries, TimerHandler {
     let name: String
     let labels: String
     private let bounds: [Duration]
+    private let boundNanoseconds: [Int64]
     private let state: Mutex<State>
 
     private struct State {
+        /// Per bound, the durations above the bound before it and up to this one; those
+        /// above every bound are only in `count`.
         var counts: [Int]
         var sum = Duration.zero
         var count = 0
@@ -123,23 +130,26 @@ final class DurationHistogramSeries: MetricSeries, TimerHandler {
         self.name = name
         self.labels = labels
         self.bounds = bounds
+        boundNanoseconds = bounds.map { $0.components.seconds * 1_000_000_000 + $0.components.attoseconds / 1_000_000_000 }
         state = Mutex(State(counts: Array(repeating: 0, count: bounds.count)))
     }
 
     func recordNanoseconds(_ duration: Int64) {
-        let value = Duration.nanoseconds(duration)
+        let bucket = boundNanoseconds.firstIndex { duration <= $0 }
         state.withLock { state in
-            for index in bounds.indices where value <= bounds[index] { state.counts[index] += 1 }
-            state.sum += value
+            if let bucket { state.counts[bucket] += 1 }
+            state.sum += .nanoseconds(duration)
             state.count += 1
         }
     }
 
     func emit(into buffer: inout [UInt8]) {
         let state = state.withLock { $0 }
+        var cumulative = 0
         for (bound, count) in zip(bounds, state.counts) {
+            cumulative += count
             appendSampleStart(&buffer, suffix: "_bucket", extra: #"le=""# + bound.exposition + #"""#)
-            buffer.append(contentsOf: String(count).utf8)
+            buffer.append(contentsOf: String(cumulative).utf8)
             buffer.append(UInt8(ascii: "\n"))
         }
         appendSampleStart(&buffer, suffix: "_bucket", extra: #"le="+Inf""#)
