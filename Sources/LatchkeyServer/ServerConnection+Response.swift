@@ -6,13 +6,14 @@ import LatchkeyLoop
 extension ServerConnection {
     func sendHead(_ exchange: ServerExchange, status: Int, fields: HTTPFields) {
         guard exchange === self.exchange else { return }
-        let head = exchange.head
+        // The two pieces of the request head needed, not a copy of all of it.
+        let method = exchange.head.method
         var fields = fields
         // Callers hand over one valid length (the proxy checks the upstream's).
         let length = try? fields.contentLength()
         guard let plan = machine.responseHeadStarting(
-            carriesBody: responseCarriesBody(requestMethod: head.method, status: status),
-            contentLength: length, version: head.version) else { return }
+            carriesBody: responseCarriesBody(requestMethod: method, status: status),
+            contentLength: length, version: exchange.head.version) else { return }
         switch plan.framing {
         case .length(let length):
             // One canonical line is what the client gets.
@@ -23,7 +24,7 @@ extension ServerConnection {
         case .bodiless:
             // RFC 9110 §8.6: a 1xx, a 204 and a 2xx to CONNECT carry no Content-Length,
             // whatever the upstream sent; a 304 may keep its length.
-            if responseForbidsContentLength(requestMethod: head.method, status: status) {
+            if responseForbidsContentLength(requestMethod: method, status: status) {
                 fields.removeAll(named: .contentLength)
             }
         case .closeDelimited:

@@ -82,6 +82,26 @@ import Testing
         #expect(Set<HTTPField.Name>(["X-A", "x-a", "Host", "host"]).count == 2)
     }
 
+    @Test(arguments: [
+        ("100", UInt64(100), "100", true), ("0", 0, "0", true), ("0100", 100, "100", false), ("100", 101, "101", false),
+        ("+100", 100, "100", false), ("18446744073709551615", .max, "18446744073709551615", true),
+        ("18446744073709551616", 0, "0", false), ("99999999999999999999999", 7, "7", false),
+    ])
+    func setContentLengthKeepsOnlyTheCanonicalLine(sent: String, length: UInt64, written: String, untouched: Bool) {
+        let fields: HTTPFields = ["Date": "d", "Content-Length": sent, "Server": "s"]
+        var edited = fields
+        edited.setContentLength(length)
+        #expect(edited == ["Date": "d", "Content-Length": written, "Server": "s"])
+        #expect((edited.lines.withUnsafeBufferPointer { $0.baseAddress } == fields.lines.withUnsafeBufferPointer { $0.baseAddress })
+            == untouched)
+    }
+
+    @Test func setContentLengthMakesRepeatedLinesOne() {
+        var fields: HTTPFields = ["Content-Length": "5", "X": "1", "content-length": "5"]
+        fields.setContentLength(5)
+        #expect(fields == ["Content-Length": "5", "X": "1"])
+    }
+
     @Test func setKeepsTheFirstPlaceAndDropsTheRest() {
         var fields: HTTPFields = ["A": "1", "X-Dup": "a", "B": "2", "x-dup": "b", "C": "3", "X-DUP": "c"]
         fields.set(name: "X-Dup", value: "z")
