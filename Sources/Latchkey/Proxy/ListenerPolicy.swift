@@ -4,8 +4,9 @@ import LatchkeyHTTP
 import LatchkeyServer
 
 /// Who may use one listener and with which Host values: the checks that run before a
-/// request is routed, compiled once per listener.
-struct ListenerPolicy: Sendable {
+/// request is routed, compiled once per listener. A class: every request reads its
+/// listener's, and a copy of this many fields retained each of them.
+final class ListenerPolicy: Sendable {
     /// The listener's name, for the log.
     let name: String
     /// Accepted Host values, lower-cased, with and without port where that applies. Nil
@@ -100,8 +101,10 @@ struct ListenerPolicy: Sendable {
     func acceptsHost(_ host: String?) -> Bool {
         guard let allowedHosts else { return true }
         guard let host else { return false }
+        // Hosts come lower-cased nearly always: looked up as they are first.
+        if allowedHosts.contains(host) { return true }
         let lowered = host.lowercased()
-        if allowedHosts.contains(lowered) { return true }
+        if lowered != host, allowedHosts.contains(lowered) { return true }
         guard !allowedDomains.isEmpty, !lowered.hasPrefix("[") else { return false }
         let (name, port) = HostAuthority.split(lowered)
         return allowedDomains.contains { $0.pattern.matches(name) && $0.ports.contains(port ?? "") }
@@ -114,8 +117,8 @@ enum CrossSiteCheck {
     /// `overTLS`: the request came over TLS, where the proxy's own origin is https (RFC
     /// 6454 §4: the scheme is part of the origin).
     static func isCrossSite(_ fields: HTTPFields, host: String?, overTLS: Bool) -> Bool {
-        if let site = fields["Sec-Fetch-Site"], site.lowercased() == "cross-site" { return true }
-        guard let origin = fields["Origin"] else { return false }
+        if let site = fields[BrowserOriginCheck.secFetchSite], site.lowercased() == "cross-site" { return true }
+        guard let origin = fields[BrowserOriginCheck.origin] else { return false }
         guard let host else { return true }
         return origin.lowercased() != (overTLS ? "https://" : "http://") + host.lowercased()
     }
