@@ -75,8 +75,11 @@ final class Admission: Sendable {
         // Health and readiness say nothing secret and are probed without credentials
         // (Docker's HEALTHCHECK, a kubelet at the pod's address), so they come before
         // every check.
-        if head.target == "/.latchkey/health" { return .serve(.health) }
-        if head.target == Readiness.path { return .serve(.readiness) }
+        // The proxy's own paths all start with `/.latchkey`: one comparison spares every
+        // other request the rest.
+        let ownPath = head.target.utf8.starts(with: StatusPageEndpoint.pathWithoutSlash.utf8)
+        if ownPath, head.target == "/.latchkey/health" { return .serve(.health) }
+        if ownPath, head.target == Readiness.path { return .serve(.readiness) }
         let policy = policies[listener]
         if let forward = policy.forward {
             let request = ForwardRequest(head: head, listener: listener, peer: peer, clientSubject: clientSubject, credentials: credentials)
@@ -96,14 +99,14 @@ final class Admission: Sendable {
         }
         // Metrics, identities and the status page name routes and identities, and metrics show traffic:
         // only for those who pass the listener's checks above (see MetricsEndpoint).
-        if MetricsEndpoint.serves(path: target.path) { return .serve(.metrics) }
-        if IdentitiesEndpoint.serves(path: target.path) { return .serve(.identities) }
-        if StatusPageEndpoint.serves(path: target.path) { return .serve(.statusPage(path: target.path)) }
+        if ownPath, MetricsEndpoint.serves(path: target.path) { return .serve(.metrics) }
+        if ownPath, IdentitiesEndpoint.serves(path: target.path) { return .serve(.identities) }
+        if ownPath, StatusPageEndpoint.serves(path: target.path) { return .serve(.statusPage(path: target.path)) }
         if policy.forward != nil { return Self.notProxied }
         // `/.latchkey/handoff?to=PAGE` hands off for PAGE's route, then sends the browser there.
         var requestedHandoff: String?
         var routedPath = target.path
-        if target.path == HandoffDestination.path {
+        if ownPath, target.path == HandoffDestination.path {
             switch HandoffDestination.page(query: target.query) {
             case .page(let page) where head.method == "GET" || head.method == "HEAD":
                 requestedHandoff = page
