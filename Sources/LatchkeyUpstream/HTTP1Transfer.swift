@@ -18,7 +18,7 @@ import LatchkeyLoop
 /// context.
 ///
 /// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
-public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, UpstreamConnectionDelegate {
+public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, UpstreamConnectionDelegate, DeferredWork {
     unowned let client: UpstreamClient
     /// Shared with the route: the connection's own options are its.
     private let key: ConnectionKey
@@ -47,6 +47,7 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
     /// being made holds its delegate weakly).
     @exclusivity(unchecked) private var running: HTTP1Transfer?
     @exclusivity(unchecked) private var wantsBodyScheduled = false
+    @exclusivity(unchecked) private var writeScheduled = false
     private let startedAt: LoopInstant
     @exclusivity(unchecked) public private(set) var upstreamTime: Duration?
     @exclusivity(unchecked) public private(set) var connectionUse = ConnectionUse()
@@ -94,14 +95,14 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
     public func sendBody(_ bytes: UnsafeRawBufferPointer) {
         callerDepth += 1
         defer { callerDepth -= 1 }
-        if machine.bodyAvailable(bytes) { writeOutput() }
+        if machine.bodyAvailable(bytes) { scheduleWrite() }
     }
 
     public func finishBody() {
         callerDepth += 1
         defer { callerDepth -= 1 }
         switch machine.bodyEnded() {
-        case .write: writeOutput()
+        case .write: scheduleWrite()
         case .none: break
         case .fail(let error): finish(keepingConnection: false, error: error)
         }
@@ -208,6 +209,20 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
                 return setWritable(false)
             }
         }
+    }
+
+    /// Writes what the body added after the current events, once: the pieces one read of
+    /// the client's brought (a chunk's end, the next one's start, the last chunk) go out in
+    /// one send instead of one each.
+    private func scheduleWrite() {
+        guard !writeScheduled else { return }
+        writeScheduled = true
+        loop.runAfterEvents(self)
+    }
+
+    public func runDeferredWork() {
+        writeScheduled = false
+        writeOutput()
     }
 
     private func setWritable(_ writable: Bool) {
