@@ -101,8 +101,8 @@ extension ServerConnection {
         // response cut short gets none: RFC 9112 §9.8, the client must see the cut.
         if exchange == nil { tls?.shutdown() }
         if let exchange, !exchange.finished {
-            exchange.aborted = true
-            exchange.finished = true
+            exchange.record.aborted = true
+            exchange.record.finished = true
         }
         self.handler = nil
         exchange?.connection = nil

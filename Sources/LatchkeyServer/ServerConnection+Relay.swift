@@ -17,7 +17,7 @@ extension ServerConnection {
         early.withUnsafeBytes { relay.toClientFrames?.consume($0) }
         // Bytes the client sent right behind its request go first.
         relay.toUpstreamFrames?.consume(bufferedInput)
-        exchange?.requestBodyBytes += UInt64(bufferedInput.count)
+        exchange?.record.requestBodyBytes += UInt64(bufferedInput.count)
         pumpToUpstream()
         // A stream that starts during a shutdown is closed as the others were.
         if server.isShuttingDown, self.relay != nil { beginShutdown() }
@@ -82,7 +82,7 @@ extension ServerConnection {
                 return performRelay(machine.relayPeerFinished(.client, undelivered: hasBytesForUpstream))
             }
             reader.input.didWrite(count)
-            exchange?.requestBodyBytes += UInt64(count)
+            exchange?.record.requestBodyBytes += UInt64(count)
             if let relay, relay.toUpstreamFrames != nil {
                 relay.toUpstreamFrames?.consume(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(space)[0..<count]))
                 closeAtFrameBoundary(towards: .upstream)
@@ -147,7 +147,7 @@ extension ServerConnection {
             if count == 0 {
                 return performRelay(machine.relayPeerFinished(.upstream, undelivered: pendingOutput > 0))
             }
-            exchange?.responseBodyBytes += UInt64(count)
+            exchange?.record.responseBodyBytes += UInt64(count)
             let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
             relay.toClientFrames?.consume(bytes)
             deliverToClient(bytes)
@@ -225,7 +225,7 @@ extension ServerConnection {
         relay.upstream.close()
         let handler = self.handler
         self.handler = nil
-        exchange?.finished = true
+        exchange?.record.finished = true
         handler?.tunnelEnded(end)
         close()
     }

@@ -35,7 +35,7 @@ extension ServerConnection {
         case .keepAlive: fields.set(name: .connection, value: "keep-alive")
         case nil: break
         }
-        exchange.status = status
+        exchange.record.status = status
         if output.capacity == 0 { output = server.outputBuffers.take() }
         ResponseHeadEncoder.encode(status: status, fields: fields, into: &output)
         scheduleFlush()
@@ -48,12 +48,12 @@ extension ServerConnection {
             return true
         case .raw(let count):
             output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[0..<count]))
-            exchange.responseBodyBytes += UInt64(count)
+            exchange.record.responseBodyBytes += UInt64(count)
         case .chunk:
             ChunkedEncoder.appendChunkHeader(size: bytes.count, into: &output)
             output.append(contentsOf: bytes)
             output.append(contentsOf: ChunkedEncoder.chunkTerminator)
-            exchange.responseBodyBytes += UInt64(bytes.count)
+            exchange.record.responseBodyBytes += UInt64(bytes.count)
         }
         scheduleFlush()
         return machine.outputQueued(pending: pendingOutput, highWater: server.settings.outboundHighWater)
@@ -68,15 +68,15 @@ extension ServerConnection {
         case .ended(let lastChunk):
             if lastChunk { output.append(contentsOf: ChunkedEncoder.lastChunk) }
         }
-        exchange.finished = true
+        exchange.record.finished = true
         endExchange()
         scheduleFlush()
     }
 
     func abort(_ exchange: ServerExchange) {
         guard exchange === self.exchange, !exchange.finished else { return }
-        exchange.aborted = true
-        exchange.finished = true
+        exchange.record.aborted = true
+        exchange.record.finished = true
         tls?.abandon()
         machine.responseAborted()
         endExchange()

@@ -12,20 +12,20 @@ extension ServerConnection {
         }
         switch tunnel {
         case .intercept, .relay:
-            exchange.status = 200
+            exchange.record.status = 200
             // RFC 9110 §9.3.6: no body and no framing fields in a 2xx to CONNECT.
             ResponseHeadEncoder.encode(status: 200, fields: HTTPFields(), into: &output)
         case .upgrade(_, let fields, let early, _):
-            exchange.status = 101
+            exchange.record.status = 101
             ResponseHeadEncoder.encode(status: 101, fields: fields, into: &output)
             // The new protocol's first bytes leave with the head.
             output.append(contentsOf: early)
-            exchange.responseBodyBytes += UInt64(early.count)
+            exchange.record.responseBodyBytes += UInt64(early.count)
         }
         pendingTunnel = tunnel
         if case .intercept = tunnel {
             // The CONNECT itself is over: the requests inside are exchanges of their own.
-            exchange.finished = true
+            exchange.record.finished = true
             handler = nil
             exchange.connection = nil
             self.exchange = nil

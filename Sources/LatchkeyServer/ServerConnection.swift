@@ -238,7 +238,7 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
 
     func deliverBody(_ bytes: UnsafeRawBufferPointer) {
         guard let exchange else { return }
-        exchange.requestBodyBytes += UInt64(bytes.count)
+        exchange.record.requestBodyBytes += UInt64(bytes.count)
         if let document = machine.bodyOverLimit(total: exchange.requestBodyBytes, settings: server.settings) {
             return failRequestBody(document)
         }
@@ -277,8 +277,8 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
     /// The connection's current exchange, from now on.
     private func makeExchange(_ head: RequestHead) -> ServerExchange {
         let exchange = ServerExchange(head: head, listener: listener, peer: peer, receivedAt: loop.now, connection: self)
-        if let tlsInfo { exchange.tls = tlsInfo }
-        if let tunnelAuthority { exchange.tunnelAuthority = tunnelAuthority }
+        if let tlsInfo { exchange.record.tls = tlsInfo }
+        if let tunnelAuthority { exchange.record.tunnelAuthority = tunnelAuthority }
         self.exchange = exchange
         return exchange
     }
