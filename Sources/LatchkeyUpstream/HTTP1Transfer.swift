@@ -57,7 +57,10 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
     public var bytesReceived: UInt64 { machine.bytesReceived }
     public var queuedBodyBytes: Int { machine.queuedBodyBytes }
 
-    private var loop: EventLoop { client.loop }
+    /// The client's, held here: reached through the unowned `client`, each use cost a
+    /// checked retain of the client, several times per request.
+    private let loop: EventLoop
+    private let pool: ConnectionPool
 
     /// Nil when the request cannot be written (a URL that is not absolute, a method or
     /// target that is not fit for a request line).
@@ -70,6 +73,8 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
         firstByteTimeout = request.options.firstByteTimeout
         idleTimeout = request.options.idleTimeout
         origin = request.origin
+        loop = client.loop
+        pool = client.pool
         startedAt = client.loop.now
         machine = HTTP1ExchangeMachine(head: head, method: request.method, body: request.body,
                                        requestCloses: request.fields.connectionLists("close"),
@@ -82,7 +87,7 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
         defer { callerDepth -= 1 }
         running = self
         if idleTimeout > .zero { setDeadlines(idle: loop.now.advanced(by: idleTimeout)) }
-        if let pooled = client.pool.take(key) {
+        if let pooled = pool.take(key) {
             connectionUse.reused = true
             attach(pooled, reused: true)
         } else {
@@ -145,7 +150,7 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
         guard connection === connecting else { return connection.close() }
         connecting = nil
         connectionUse.opened += 1
-        attach(PooledConnection(connection: connection, key: key, pool: client.pool), reused: false)
+        attach(PooledConnection(connection: connection, key: key, pool: pool), reused: false)
     }
 
     public func upstreamConnectFailed(_ connection: UpstreamConnection, error: UpstreamError) {
@@ -391,7 +396,7 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
         self.pooled = nil
         wantsWritable = false
         if keepingConnection {
-            client.pool.park(pooled)
+            pool.park(pooled)
         } else {
             pooled.close()
         }
