@@ -19,18 +19,26 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
         let serial: UInt64
     }
 
-    /// A park event. It is live while its connection is still parked: then it is the first
-    /// of its key's stack whenever it is the first live one of the queue.
-    private struct Event {
-        let key: Key
-        let serial: UInt64
-        let since: LoopInstant
+    /// A key's parked connections, oldest first. A box, which the key's park events point
+    /// at: whether an event is live is then read without hashing its key again.
+    private final class Stack {
+        var parked: [Parked] = []
     }
 
-    /// Per key, oldest first. A key's emptied stack stays, so that the next park of its
-    /// key (on a busy upstream, the one after every take) allocates nothing; they are swept
-    /// when they outnumber the parked connections (`settleOrder`).
-    private var stacks: [Key: [Parked]] = [:]
+    /// A park event. It is live while its connection is still parked: then it is the first
+    /// of its stack whenever it is the first live one of the queue.
+    private struct Event {
+        let stack: Stack
+        let serial: UInt64
+        let since: LoopInstant
+
+        var isLive: Bool { stack.parked.first?.serial == serial }
+    }
+
+    /// Per key. A key's emptied stack stays, so that the next park of its key (on a busy
+    /// upstream, the one after every take) allocates nothing; they are swept when they
+    /// outnumber the parked connections (`settleOrder`).
+    private var stacks: [Key: Stack] = [:]
     /// Park events, oldest first, from `orderStart`; events of connections taken or removed
     /// since stay until they reach the front or the queue is rebuilt, so that neither a
     /// take nor a park ever searches it.
@@ -48,9 +56,8 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
 
     /// The most recently parked connection for `key`, no longer parked.
     mutating func take(_ key: Key) -> Connection? {
-        // One lookup of the key, not one per step: the pool is asked on every request.
-        guard let index = stacks.index(forKey: key) else { return nil }
-        guard let parked = stacks.values[index].popLast() else { return nil }
+        // One lookup of the key: the pool is asked on every request.
+        guard let parked = stacks[key]?.parked.popLast() else { return nil }
         count -= 1
         settleOrder()
         return parked.connection
@@ -61,12 +68,13 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
     mutating func park(_ connection: Connection, key: Key, now: LoopInstant) -> Connection? {
         guard limits.perKey > 0, limits.total > 0 else { return connection }
         nextSerial += 1
-        let parkedOfKey = stacks[key, default: []].appending(Parked(connection: connection, serial: nextSerial))
-        order.append(Event(key: key, serial: nextSerial, since: now))
+        let stack = stacks[key] ?? newStack(for: key)
+        stack.parked.append(Parked(connection: connection, serial: nextSerial))
+        order.append(Event(stack: stack, serial: nextSerial, since: now))
         count += 1
         let closed: Connection?
-        if parkedOfKey > limits.perKey {
-            closed = removeOldest(of: key)
+        if stack.parked.count > limits.perKey {
+            closed = removeOldest(of: stack)
         } else if count > limits.total {
             closed = removeOldest()
         } else {
@@ -76,11 +84,19 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
         return closed
     }
 
+    private mutating func newStack(for key: Key) -> Stack {
+        let stack = Stack()
+        stacks[key] = stack
+        return stack
+    }
+
     /// Forgets a parked connection (the upstream closed it). Returns false when it was not
     /// parked.
     mutating func remove(_ connection: Connection, key: Key) -> Bool {
-        guard let index = stacks[key]?.firstIndex(where: { $0.connection === connection }) else { return false }
-        stacks[key]!.remove(at: index)
+        guard let stack = stacks[key], let index = stack.parked.firstIndex(where: { $0.connection === connection }) else {
+            return false
+        }
+        stack.parked.remove(at: index)
         count -= 1
         settleOrder()
         return true
@@ -105,9 +121,9 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
     mutating func apply(_ limits: PoolLimits) -> [Connection] {
         self.limits = limits
         var closed: [Connection] = []
-        for key in Array(stacks.keys) {
-            while let stack = stacks[key], stack.count > min(limits.perKey, limits.total) {
-                closed.append(removeOldest(of: key))
+        for stack in stacks.values {
+            while stack.parked.count > min(limits.perKey, limits.total) {
+                closed.append(removeOldest(of: stack))
             }
         }
         settleOrder()
@@ -118,9 +134,9 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
         return closed
     }
 
-    /// The oldest connection of `key`, which has at least one, no longer parked.
-    private mutating func removeOldest(of key: Key) -> Connection {
-        let parked = stacks[key]!.removeFirst()
+    /// The oldest connection of `stack`, which has at least one, no longer parked.
+    private mutating func removeOldest(of stack: Stack) -> Connection {
+        let parked = stack.parked.removeFirst()
         count -= 1
         return parked.connection
     }
@@ -129,36 +145,25 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
     private mutating func removeOldest() -> Connection? {
         guard let front = order[orderStart...].first else { return nil }
         orderStart += 1
-        return removeOldest(of: front.key)
-    }
-
-    private func isLive(_ event: Event) -> Bool {
-        stacks[event.key]?.first?.serial == event.serial
+        return removeOldest(of: front.stack)
     }
 
     /// Drops dead events from the front, so that the front is the oldest parked connection,
     /// and rebuilds the queue when dead events outnumber the live ones: each event is
-    /// appended once and dropped or copied a bounded number of times.
+    /// appended once and dropped or copied a bounded number of times. Sweeps the emptied
+    /// stacks once they outnumber the parked connections.
     private mutating func settleOrder() {
-        while orderStart < order.count, !isLive(order[orderStart]) { orderStart += 1 }
+        while orderStart < order.count, !order[orderStart].isLive { orderStart += 1 }
         let held = order.count - orderStart
         if held - count > count + 64 {
             var live = Set<UInt64>(minimumCapacity: count)
-            for stack in stacks.values { live.formUnion(stack.lazy.map(\.serial)) }
+            for stack in stacks.values { live.formUnion(stack.parked.lazy.map(\.serial)) }
             order = order[orderStart...].filter { live.contains($0.serial) }
             orderStart = 0
         } else if orderStart > 1024, orderStart * 2 > order.count {
             order.removeFirst(orderStart)
             orderStart = 0
         }
-        if stacks.count > 2 * count + 64 { stacks = stacks.filter { !$0.value.isEmpty } }
-    }
-}
-
-private extension Array {
-    /// Appends `element` and returns the new count: one access for a dictionary's value.
-    mutating func appending(_ element: Element) -> Int {
-        append(element)
-        return count
+        if stacks.count > 2 * count + 64 { stacks = stacks.filter { !$0.value.parked.isEmpty } }
     }
 }
