@@ -1,32 +1,20 @@
 /// Eight-bytes-at-a-time tests ("SWAR", as in picohttpparser's and Hacker's Delight's
-/// byte tricks) for the two long loops of the decoder: finding line ends and checking
-/// field values. Each answers "does any byte of the word …" exactly; the bytewise code
-/// then deals with the word that has one.
+/// byte tricks) for checking field values and comparing names: the bytewise code then
+/// deals with the byte a word test stops at.
 extension ASCII {
     private static let ones: UInt64 = 0x0101_0101_0101_0101
     private static let highBits: UInt64 = 0x8080_8080_8080_8080
 
-    /// Whether some byte of `word` is zero.
+    /// How many bytes at the start of `word` (in memory order) are SP or visible ASCII
+    /// (0x20…0x7E), 0 to 8: the common bytes of a field value, needing no further look.
     @inline(__always)
-    static func hasZeroByte(_ word: UInt64) -> Bool {
-        (word &- ones) & ~word & highBits != 0
-    }
-
-    /// Whether some byte of `word` is CR or LF.
-    @inline(__always)
-    static func hasLineBreak(_ word: UInt64) -> Bool {
-        hasZeroByte(word ^ (ones &* UInt64(cr))) || hasZeroByte(word ^ (ones &* UInt64(lf)))
-    }
-
-    /// Whether every byte of `word` is SP or visible ASCII (0x20…0x7E): the common case of
-    /// a field value, needing no further look.
-    @inline(__always)
-    static func isPlainVisible(_ word: UInt64) -> Bool {
+    static func plainVisiblePrefix(_ word: UInt64) -> Int {
         // A byte below 0x20 borrows into its high bit; a byte above 0x7E carries into it
-        // (or has it set already). Neither may happen for the word to pass.
+        // (or has it set already). A borrow or carry can flag a byte after the first one
+        // that is not plain, never one before it: the lowest flag is exact.
         let below = (word &- ones &* 0x20) & ~word & highBits
         let above = ((word &+ ones &* (0x7F - 0x7E)) | word) & highBits
-        return below | above == 0
+        return (below | above).trailingZeroBitCount / 8
     }
 
     @inline(__always)
@@ -38,8 +26,13 @@ extension ASCII {
     /// time while they are plain visible ASCII.
     static func isFieldValue(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var index = 0
-        while index + 8 <= bytes.count, isPlainVisible(loadWord(bytes, index)) { index += 8 }
         while index < bytes.count {
+            if index + 8 <= bytes.count {
+                let plain = plainVisiblePrefix(loadWord(bytes, index))
+                index += plain
+                if plain == 8 { continue }
+            }
+            guard index < bytes.count else { break }
             guard isFieldValueByte(bytes[index]) else { return false }
             index += 1
         }

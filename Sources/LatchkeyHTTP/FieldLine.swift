@@ -52,8 +52,17 @@ struct FieldLine {
         var nonASCII = false
         // The value runs to the CR; every byte on the way must be a field-value byte.
         scan: while true {
-            while index + 8 <= limit, ASCII.isPlainVisible(ASCII.loadWord(bytes, index)) { index += 8 }
-            guard index < limit else { break }
+            // Eight bytes at a time to the first that is not SP or visible ASCII. A load
+            // may reach past `limit` into the rest of the buffer; nothing past it is taken.
+            while index + 8 <= bytes.count {
+                let plain = ASCII.plainVisiblePrefix(ASCII.loadWord(bytes, index))
+                index += plain
+                guard plain == 8, index < limit else { break }
+            }
+            guard index < limit else {
+                index = limit
+                break
+            }
             let byte = bytes[index]
             switch byte {
             case 0x20...0x7E, ASCII.htab:

@@ -33,8 +33,7 @@ import Testing
                     : UInt8.random(in: 0...255, using: &random)
             }
             let word = bytes.withUnsafeBytes { ASCII.loadWord($0, 0) }
-            #expect(ASCII.hasLineBreak(word) == bytes.contains { $0 == 0x0D || $0 == 0x0A }, "\(bytes)")
-            #expect(ASCII.isPlainVisible(word) == bytes.allSatisfy { (0x20...0x7E).contains($0) }, "\(bytes)")
+            #expect(ASCII.plainVisiblePrefix(word) == (bytes.firstIndex { !(0x20...0x7E).contains($0) } ?? 8), "\(bytes)")
         }
     }
 }
