@@ -19,6 +19,9 @@ public final class EventLoop {
     @exclusivity(unchecked) private var timers = TimerHeap()
     @exclusivity(unchecked) private var deferred: [() -> Void] = []
     @exclusivity(unchecked) private var deferredObjects: [DeferredWork] = []
+    /// The batches `runDeferred` is running.
+    @exclusivity(unchecked) private var runningClosures: [() -> Void] = []
+    @exclusivity(unchecked) private var runningObjects: [DeferredWork] = []
     @exclusivity(unchecked) private var running = false
     /// Objects that live as long as the loop (its server, its curl multi), found again by
     /// type from work sent to the loop.
@@ -196,16 +199,18 @@ public final class EventLoop {
     }
 
     private func runDeferred() {
+        // Each batch is swapped with an emptied spare rather than copied: emptying an array
+        // still shared with the batch being run allocated a new one on every turn.
         while !deferred.isEmpty || !deferredObjects.isEmpty {
             if !deferredObjects.isEmpty {
-                let batch = deferredObjects
-                deferredObjects.removeAll(keepingCapacity: true)
-                for work in batch { work.runDeferredWork() }
+                swap(&deferredObjects, &runningObjects)
+                for work in runningObjects { work.runDeferredWork() }
+                runningObjects.removeAll(keepingCapacity: true)
             }
             if !deferred.isEmpty {
-                let batch = deferred
-                deferred.removeAll(keepingCapacity: true)
-                for work in batch { work() }
+                swap(&deferred, &runningClosures)
+                for work in runningClosures { work() }
+                runningClosures.removeAll(keepingCapacity: true)
             }
         }
     }
