@@ -10,6 +10,8 @@ final class Route: Sendable {
     /// Position in the configuration's routes: the index of this route's metrics.
     let index: Int
     let listeners: Set<Int>
+    /// The first 64 of `listeners` as bits: looked at on every request.
+    private let listenerBits: UInt64
     let pathPrefix: String
     /// The Host names it serves (lower-cased, without port); nil for any.
     let host: HostPattern?
@@ -67,6 +69,7 @@ final class Route: Sendable {
         name = config.name
         self.index = index
         listeners = Set(config.listeners.compactMap { listenerIndex[$0] })
+        listenerBits = listeners.reduce(0) { bits, index in index < 64 ? bits | 1 << UInt64(index) : bits }
         pathPrefix = config.pathPrefix
         host = config.host.map { HostPattern($0.lowercased()) }
         upstream = target
@@ -100,6 +103,13 @@ final class Route: Sendable {
     }
 
     var injectsCredentials: Bool { !injections.isEmpty }
+
+    /// Whether requests on `listener` may take this route (one naming no listener serves
+    /// them all).
+    func serves(listener: Int) -> Bool {
+        if listeners.isEmpty { return true }
+        return listener < 64 ? listenerBits & 1 << UInt64(listener) != 0 : listeners.contains(listener)
+    }
 
     /// The first capture the route injects that `token` lacks (an identity whose result was
     /// made without it, or one that makes no captures): the request cannot be sent whole.

@@ -11,9 +11,17 @@ import LatchkeyUpstream
 struct RouteTable: Sendable {
     /// By path prefix (String's hashing; `RoutesByPrefix` compares the bytes).
     private let byPrefix: [Substring: RoutesByPrefix]
-    /// `hasPrefixOfLength[n]`: some route's prefix has n bytes; longer paths' other
-    /// candidate prefixes are not looked up.
-    private let hasPrefixOfLength: [Bool]
+    /// Per length in bytes: nil when no route's prefix has it (a path's candidate prefix of
+    /// that length is not looked at); else the prefixes of that length.
+    private let prefixesOfLength: [PrefixesOfLength?]
+
+    private enum PrefixesOfLength {
+        /// One prefix has this length (the usual case: "/", "/api"): the path's bytes are
+        /// compared with it, without hashing.
+        case one([UInt8], RoutesByPrefix)
+        /// Several do: `byPrefix` is looked up.
+        case several
+    }
     private let byName: [String: Route]
     /// The listeners on which a route names each host, for `namesHost`.
     private let hostListeners: HostListeners
@@ -38,15 +46,21 @@ struct RouteTable: Sendable {
         let listenerIndex = Dictionary(uniqueKeysWithValues: config.listeners.enumerated().map { ($1.name, $0) })
         let routes = config.routes.enumerated().compactMap { Route($1, index: $0, listenerIndex: listenerIndex, identities: identities) }
         var byPrefix: [Substring: RoutesByPrefix] = [:]
-        var hasPrefixOfLength: [Bool] = []
+        var prefixBytesOfLength: [Set<[UInt8]>] = []
         for route in routes {
             byPrefix[Substring(route.pathPrefix), default: RoutesByPrefix(characterCount: route.pathPrefix.count)].add(route)
             let length = route.pathPrefix.utf8.count
-            if hasPrefixOfLength.count <= length { hasPrefixOfLength += repeatElement(false, count: length + 1 - hasPrefixOfLength.count) }
-            hasPrefixOfLength[length] = true
+            if prefixBytesOfLength.count <= length { prefixBytesOfLength += repeatElement([], count: length + 1 - prefixBytesOfLength.count) }
+            prefixBytesOfLength[length].insert(Array(route.pathPrefix.utf8))
         }
         self.byPrefix = byPrefix
-        self.hasPrefixOfLength = hasPrefixOfLength
+        prefixesOfLength = prefixBytesOfLength.map { prefixes in
+            guard let prefix = prefixes.first else { return nil }
+            // Prefixes equal as Strings share a list; one of them alone holds the bytes
+            // the path is compared with.
+            guard prefixes.count == 1, let routes = byPrefix[Substring(decoding: prefix, as: UTF8.self)] else { return .several }
+            return .one(prefix, routes)
+        }
         byName = Dictionary(routes.map { ($0.name, $0) }) { first, _ in first }
         hostListeners = HostListeners(routes)
         allSecretQueryParameters = routes.reduce(into: []) { $0.formUnion($1.secretQueryParameters) }
@@ -85,23 +99,39 @@ struct RouteTable: Sendable {
         var best: (route: Route, characterCount: Int, rank: Int)?
         // Only the lengths some route's prefix has are looked at, longest first; the path's
         // bytes are read at those alone.
-        var length = Swift.min(bytes.count, hasPrefixOfLength.count - 1)
+        var length = Swift.min(bytes.count, prefixesOfLength.count - 1)
         while length >= 0 {
             defer { length -= 1 }
-            guard hasPrefixOfLength[length] else { continue }
+            guard let prefixes = prefixesOfLength[length] else { continue }
             let end = bytes.index(bytes.startIndex, offsetBy: length)
             let atBoundary = end == bytes.endIndex || bytes[end] == UInt8(ascii: "/")
                 || (end > bytes.startIndex && bytes[bytes.index(before: end)] == UInt8(ascii: "/"))
-            guard atBoundary, let routes = byPrefix[path[..<end]] else { continue }
+            guard atBoundary else { continue }
+            let prefix = path[..<end]
+            let routes: RoutesByPrefix
+            switch prefixes {
+            case .one(let bytes, let only):
+                guard Self.path(path, startsWith: bytes) else { continue }
+                routes = only
+            case .several:
+                guard let found = byPrefix[prefix] else { continue }
+                routes = found
+            }
             // A shorter prefix has as many Characters at most: past the best one's count,
             // nothing shorter can win.
             if let best, routes.characterCount < best.characterCount { break }
-            if let found = routes.match(prefix: path[..<end], listener: listener, host: host, requiringHost: requiringHost),
+            if let found = routes.match(prefix: prefix, listener: listener, host: host, requiringHost: requiringHost),
                Self.precedes(found, routes.characterCount, best) {
                 best = (found.route, routes.characterCount, found.rank)
             }
         }
         return best?.route
+    }
+
+    private static func path(_ path: Substring, startsWith prefix: [UInt8]) -> Bool {
+        path.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.count >= prefix.count && bytes[..<prefix.count].elementsEqual(prefix)
+        } ?? path.utf8.starts(with: prefix)
     }
 
     /// Whether a route with a prefix of `characterCount` Characters found at `rank` comes

@@ -53,8 +53,6 @@ struct RoutesByPrefix: Sendable {
     }
 
     private static func first(_ routes: [Route]?, prefix: Substring, listener: Int) -> Route? {
-        routes?.first { route in
-            (route.listeners.isEmpty || route.listeners.contains(listener)) && route.pathPrefix.utf8.elementsEqual(prefix.utf8)
-        }
+        routes?.first { route in route.serves(listener: listener) && route.pathPrefix.utf8.elementsEqual(prefix.utf8) }
     }
 }
