@@ -94,14 +94,18 @@ struct FieldSectionScanner: Sendable, Equatable {
                 p = count
                 break
             }
-            // RFC 9112 §2.2: a bare LF is not accepted as a line terminator.
-            guard lf > lineStart, bytes[lf - 1] == ASCII.cr else { return .failure(.invalidLineEnding) }
-            let lineEnd = lf - 1
-            p = lf + 1
+            // The line's bytes are judged against the limits first, as they would have been
+            // had the input stopped before its terminator: the outcome must not depend on
+            // how the input was split.
+            let terminatedByCRLF = lf > lineStart && bytes[lf - 1] == ASCII.cr
+            let lineEnd = terminatedByCRLF ? lf - 1 : lf
             if lineEnd > lineStart {
                 beginRequestLine()
                 if let failure = checkLimits(at: lineEnd, limits) { return .failure(failure) }
             }
+            // RFC 9112 §2.2: a bare LF is not accepted as a line terminator.
+            guard terminatedByCRLF else { return .failure(.invalidLineEnding) }
+            p = lf + 1
             switch phase {
             case .leadingEmptyLines:
                 lineStart = p

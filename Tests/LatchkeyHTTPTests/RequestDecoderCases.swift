@@ -197,6 +197,11 @@ enum DecoderCases {
                     limits: HTTPLimits(maxRequestLineBytes: 22), error: .requestLineTooLong),
         DecoderCase("request line that never ends", "GET /" + String(repeating: "a", count: 100),
                     limits: HTTPLimits(maxRequestLineBytes: 64), error: .requestLineTooLong),
+        // Found by the fuzzer: the limit is judged before the terminator, whatever the split.
+        DecoderCase("request line too long, ended by a bare LF", "GET /" + String(repeating: "a", count: 100) + "\n",
+                    limits: HTTPLimits(maxRequestLineBytes: 64), error: .requestLineTooLong),
+        DecoderCase("head too large, ended by a bare LF", "GET / HTTP/1.1\r\nX: \(String(repeating: "v", count: 300))\n",
+                    limits: HTTPLimits(maxHeaderBytes: 256), error: .headersTooLarge),
         DecoderCase("oversized head (431)", "GET / HTTP/1.1\r\n\(host)X: \(String(repeating: "v", count: 300))\r\n\r\n",
                     limits: HTTPLimits(maxHeaderBytes: 256), error: .headersTooLarge),
         DecoderCase("head one byte too large", "GET /23456789 HTTP/1.1\r\nHost: a\r\nB: 1\r\n\r\n",
