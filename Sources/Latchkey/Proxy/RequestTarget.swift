@@ -6,19 +6,26 @@ struct RequestTarget {
     let query: Substring?
 
     init?(_ target: String) {
-        let utf8 = target.utf8
-        guard utf8.first == UInt8(ascii: "/") else { return nil }
-        // The query's mark found over the bytes in place, as the dot-segments below.
-        let mark = utf8.withContiguousStorageIfAvailable { bytes in
-            bytes.firstIndex(of: UInt8(ascii: "?")).map { utf8.index(utf8.startIndex, offsetBy: $0) }
-        } ?? utf8.firstIndex(of: UInt8(ascii: "?"))
-        let path = target[..<(mark ?? target.endIndex)]
-        if let mark { query = target[target.index(after: mark)...] } else { query = nil }
-        // Over the bytes in place: a Substring's UTF8View iterator cost several times more.
-        let dotSegment = path.utf8.withContiguousStorageIfAvailable(Self.hasDotSegment)
-            ?? Array(path.utf8).withUnsafeBufferPointer(Self.hasDotSegment)
-        guard !dotSegment else { return nil }
-        self.path = path
+        // The query's mark and the dot-segments found in one visit of the bytes in place: a
+        // Substring's views cost several times more.
+        let scanned = target.utf8.withContiguousStorageIfAvailable(Self.scan) ?? Array(target.utf8).withUnsafeBufferPointer(Self.scan)
+        guard let (mark, dotSegment) = scanned, !dotSegment else { return nil }
+        guard let mark else {
+            path = target[...]
+            query = nil
+            return
+        }
+        let markIndex = target.utf8.index(target.utf8.startIndex, offsetBy: mark)
+        path = target[..<markIndex]
+        query = target[target.utf8.index(after: markIndex)...]
+    }
+
+    /// Where the query's mark is (nil without one), and whether the path before it has a
+    /// dot-segment; nil for a target that does not start with '/'.
+    private static func scan(_ target: UnsafeBufferPointer<UInt8>) -> (mark: Int?, dotSegment: Bool)? {
+        guard target.first == UInt8(ascii: "/") else { return nil }
+        let mark = target.firstIndex(of: UInt8(ascii: "?"))
+        return (mark, hasDotSegment(UnsafeBufferPointer(rebasing: target[..<(mark ?? target.count)])))
     }
 
     /// Scans the path once, segment by segment, decoding only "%2e" (RFC 3986 §2.3: it is
