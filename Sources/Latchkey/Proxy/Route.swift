@@ -138,19 +138,21 @@ final class Route: Sendable {
     /// The path (without query) the upstream receives for a client path under this route:
     /// the prefix replaced (or kept), then the upstream's base path in front.
     func upstreamPath(for path: Substring) -> String {
-        // By bytes, as the prefix matched: Character-wise dropping and comparing cost more
-        // than the rest of the path's making.
+        // The usual routes (no base path, the prefix kept or cut): a piece of the client's
+        // path as it is, from the '/' that starts what is left, cut over the bytes in place.
+        if upstream.basePath.isEmpty, prefixReplacement?.isEmpty ?? true {
+            let cut = prefixReplacement == nil ? 0 : pathPrefix.utf8.count
+            let piece = path.utf8.withContiguousStorageIfAvailable { bytes -> String? in
+                let cut = Swift.min(cut, bytes.count)
+                let from = cut < bytes.count && bytes[cut] == UInt8(ascii: "/") ? cut
+                    : cut > 0 && bytes[cut - 1] == UInt8(ascii: "/") ? cut - 1 : nil
+                return from.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0...]), as: UTF8.self) }
+            }
+            if let piece = piece ?? nil { return piece }
+        }
         let utf8 = path.utf8
         let remainder = prefixReplacement == nil ? path
             : path[(utf8.index(utf8.startIndex, offsetBy: pathPrefix.utf8.count, limitedBy: utf8.endIndex) ?? utf8.endIndex)...]
-        // The usual routes (no base path, the prefix kept or cut): a piece of the client's
-        // path as it is, from the '/' that starts what is left.
-        if upstream.basePath.isEmpty, prefixReplacement?.isEmpty ?? true {
-            if remainder.utf8.first == UInt8(ascii: "/") { return String(remainder) }
-            if remainder.startIndex > path.startIndex, utf8[utf8.index(before: remainder.startIndex)] == UInt8(ascii: "/") {
-                return String(path[utf8.index(before: remainder.startIndex)...])
-            }
-        }
         var rest = (prefixReplacement ?? "") + remainder
         if rest.isEmpty { return upstream.basePath.isEmpty ? "/" : upstream.basePath }
         if rest.utf8.first != UInt8(ascii: "/") { rest = "/" + rest }
