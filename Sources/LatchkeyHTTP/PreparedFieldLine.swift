@@ -54,11 +54,16 @@ extension HTTPFields {
         var piece = piece
         return piece.withUTF8 { piece in
             let start = lines.count
-            let needed = start + line.head.count + piece.count + line.tail.count
-            if lines.capacity < needed { lines.reserveCapacity(Swift.max(needed, 2 * lines.capacity)) }
-            lines.append(contentsOf: line.head)
-            lines.append(contentsOf: piece)
-            lines.append(contentsOf: line.tail)
+            let count = line.head.count + piece.count + line.tail.count
+            if lines.capacity < start + count { lines.reserveCapacity(Swift.max(start + count, 2 * lines.capacity)) }
+            // Assembled on the stack and appended in one piece: three appends cost more
+            // than the bytes.
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in
+                var filled = buffer.initialize(fromContentsOf: line.head)
+                filled = UnsafeMutableBufferPointer(rebasing: buffer[filled...]).initialize(fromContentsOf: piece) + filled
+                _ = UnsafeMutableBufferPointer(rebasing: buffer[filled...]).initialize(fromContentsOf: line.tail)
+                lines.append(contentsOf: UnsafeBufferPointer(buffer))
+            }
             let valueStart = start + line.nameCount + 2
             return Entry(start: UInt32(start), nameCount: UInt32(line.nameCount), valueStart: UInt32(valueStart),
                          valueCount: UInt32(lines.count - 2 - valueStart), name: line.known,
