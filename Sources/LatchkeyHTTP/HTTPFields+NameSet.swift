@@ -31,6 +31,8 @@ extension HTTPFields {
 
         func contains(_ entry: Entry, in lines: UnsafeRawBufferPointer) -> Bool {
             if entry.name != .other { return known & Self.bit(entry.name) != 0 }
+            // Most fields are of other names, and most sets hold no other name.
+            guard !others.isEmpty else { return false }
             return others.contains { $0.withBytes { name, _ in HTTPFields.entry(entry, in: lines, isNamed: name, .other) } }
         }
 
@@ -39,11 +41,15 @@ extension HTTPFields {
         }
     }
 
+    /// Whether a field is named in `names`: one pass over the fields for all of them.
+    public func containsAny(of names: NameSet) -> Bool {
+        lines.withUnsafeBytes { lines in entries.contains { names.contains($0, in: lines) } }
+    }
+
     /// Removes every field named in `names`, in one pass over the fields.
     public mutating func removeAll(namedIn names: NameSet) {
         // Nothing to remove (the usual case): no pass that may copy the storage.
-        let found = lines.withUnsafeBytes { lines in entries.contains { names.contains($0, in: lines) } }
-        guard found else { return }
+        guard containsAny(of: names) else { return }
         removeEntries { entry, lines in names.contains(entry, in: lines) }
     }
 }

@@ -14,10 +14,14 @@ struct ResponseRewriter {
     let clientUsesTLS: Bool
 
     func rewrite(_ fields: inout HTTPFields) {
+        // Most responses have none of them: one pass says so.
+        guard fields.containsAny(of: Self.rewrittenNames) else { return }
         rewrite(.location, in: &fields, rewriteLocation)
         rewrite(.contentLocation, in: &fields, rewriteLocation)
         rewrite(.setCookie, in: &fields, rewriteSetCookie)
     }
+
+    private static let rewrittenNames = HTTPFields.NameSet([.location, .contentLocation, .setCookie])
 
     /// Each `name` field's value through `rewriting`; a field it leaves alone keeps its line.
     private func rewrite(_ name: HTTPField.Name, in fields: inout HTTPFields, _ rewriting: (String) -> String) {
