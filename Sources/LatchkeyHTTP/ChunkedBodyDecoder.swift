@@ -62,8 +62,8 @@ struct ChunkedBodyDecoder: Sendable {
                 case .complete(let end):
                     var fields = HTTPFields()
                     do {
-                        let section = fields.storeSection(rest, 0..<(end - 2), fields: scanner.fieldLineCount)
-                        try RequestDecoder.forEachFieldLine(rest, 0..<(end - 2)) { (line: FieldLine) throws(HTTPParseError) in
+                        let section = fields.storeSection(rest, scanner.fieldLines, fields: scanner.fieldLineCount)
+                        try RequestDecoder.forEachFieldLine(rest, scanner.fieldLines) { (line: FieldLine) throws(HTTPParseError) in
                             try line.append(to: &fields, section, from: rest, FieldName.classify(rest, line.name), .request)
                         }
                     } catch {

@@ -3,8 +3,10 @@ struct FieldLine {
     var name: Range<Int>
     /// Trimmed of leading and trailing SP/HTAB (RFC 9110 §5.5).
     var value: Range<Int>
-    /// Where the line ends: the CR that terminates it, or the end of the range given.
+    /// Where the line ends: the CR or LF that terminates it, or the end of the range given.
     var end: Int
+    /// Where the next line starts: after the CRLF or LF, or the end of the range given.
+    var next: Int
     /// Whether the value holds obs-text (bytes ≥ 0x80), so it needs UTF-8 validation.
     var valueHasNonASCII: Bool
 
@@ -16,7 +18,8 @@ struct FieldLine {
         case response
     }
 
-    /// Parses the line starting at `start` and ending at the first CR or at `limit`.
+    /// Parses the line starting at `start` and ending at the first CRLF, at a LF (where the
+    /// scanner let a bare one through, in a response head) or at `limit`.
     static func parse(
         _ bytes: UnsafeRawBufferPointer,
         from start: Int,
@@ -74,13 +77,16 @@ struct FieldLine {
                 // RFC 9112 §2.2: a CR is only ever the start of a line's CRLF.
                 guard index + 1 >= limit || bytes[index + 1] == ASCII.lf else { throw HTTPParseError(.invalidLineEnding) }
                 break scan
+            case ASCII.lf:
+                break scan
             default:
                 throw HTTPParseError(.invalidFieldValue)
             }
         }
         var valueEnd = index
         while valueEnd > valueStart, ASCII.isWhitespace(bytes[valueEnd - 1]) { valueEnd -= 1 }
-        return FieldLine(name: name, value: valueStart..<valueEnd, end: index, valueHasNonASCII: nonASCII)
+        let next = index == limit ? limit : index + (bytes[index] == ASCII.cr ? 2 : 1)
+        return FieldLine(name: name, value: valueStart..<valueEnd, end: index, next: next, valueHasNonASCII: nonASCII)
     }
 
     /// Indexes the field in `fields`, whose `section` holds the bytes of the section this
@@ -93,11 +99,11 @@ struct FieldLine {
         if valueHasNonASCII, strictness == .request, ASCII.validatedString(bytes, value) == nil {
             throw HTTPParseError(.invalidFieldValue)
         }
-        // `name: value` and the CR, as the encoder would write it: the line goes out as it
-        // came. Other spacing (none after the colon, some before it or after the value) is
-        // written anew.
+        // `name: value` and CRLF, as the encoder would write it: the line goes out as it
+        // came. Other spacing (none after the colon, some before it or after the value) and a
+        // bare LF's end are written anew.
         let asWritten = value.lowerBound == name.upperBound + 2 && bytes[name.upperBound] == ASCII.colon
-            && bytes[name.upperBound + 1] == ASCII.sp && end == value.upperBound
+            && bytes[name.upperBound + 1] == ASCII.sp && end == value.upperBound && next == end + 2
         fields.indexParsed(section, name: name, value: value, known: known, asWritten: asWritten)
     }
 

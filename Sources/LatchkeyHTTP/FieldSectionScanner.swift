@@ -3,7 +3,9 @@ import Glibc
 #endif
 
 /// Finds the end of a head (request line and field lines) or of a trailer section without
-/// consuming it, checking line endings and limits on the way.
+/// consuming it, checking line endings and limits on the way. Lines end in CRLF; a response
+/// head's may end in a bare LF too (`acceptsBareLF`), as RFC 9112 §2.2 lets a recipient
+/// accept and nginx and libcurl do.
 ///
 /// The caller hands the same unconsumed bytes back with more appended, so the scanner keeps
 /// its position and never looks at a byte twice: feeding a head one byte at a time costs
@@ -38,12 +40,20 @@ struct FieldSectionScanner: Sendable, Equatable {
     private(set) var requestLine: Range<Int> = 0..<0
     /// A response's first line: the status line, in the request line's place.
     var statusLine: Range<Int> { requestLine }
+    /// Where the field lines start: after the request line's terminator.
+    private var fieldsStart = 0
+    /// The field lines, terminators included, up to the empty line that ends the section;
+    /// once it is complete.
+    private(set) var fieldLines: Range<Int> = 0..<0
     private(set) var fieldLineCount = 0
     let expectsRequestLine: Bool
+    /// A bare LF ends a line as CRLF does (a response head); else it is refused.
+    let acceptsBareLF: Bool
 
     /// A scanner for a head (with a request line) or a trailer section (without).
-    init(expectingRequestLine: Bool) {
+    init(expectingRequestLine: Bool, acceptingBareLF: Bool = false) {
         expectsRequestLine = expectingRequestLine
+        acceptsBareLF = acceptingBareLF
         phase = expectingRequestLine ? .leadingEmptyLines : .fieldLines
     }
 
@@ -69,14 +79,16 @@ struct FieldSectionScanner: Sendable, Equatable {
         switch phase {
         case .leadingEmptyLines: break
         case .requestLine(let start): phase = .requestLine(start: start - skipped)
-        case .fieldLines: requestLine = (requestLine.lowerBound - skipped)..<(requestLine.upperBound - skipped)
+        case .fieldLines:
+            requestLine = (requestLine.lowerBound - skipped)..<(requestLine.upperBound - skipped)
+            fieldsStart -= skipped
         }
     }
 
     mutating func scan(_ bytes: UnsafeRawBufferPointer, limits: HTTPLimits) -> Outcome {
         // The caller broke the contract (handed back fewer bytes than before): start over
         // rather than index past the end.
-        if position > bytes.count { self = FieldSectionScanner(expectingRequestLine: expectsRequestLine) }
+        if position > bytes.count { self = FieldSectionScanner(expectingRequestLine: expectsRequestLine, acceptingBareLF: acceptsBareLF) }
         let count = bytes.count
         var p = position
         defer { position = p }
@@ -103,8 +115,9 @@ struct FieldSectionScanner: Sendable, Equatable {
                 beginRequestLine()
                 if let failure = checkLimits(at: lineEnd, limits) { return .failure(failure) }
             }
-            // RFC 9112 §2.2: a bare LF is not accepted as a line terminator.
-            guard terminatedByCRLF else { return .failure(.invalidLineEnding) }
+            // RFC 9112 §2.2: a bare LF is accepted as a line terminator in a response head
+            // alone.
+            guard terminatedByCRLF || acceptsBareLF else { return .failure(.invalidLineEnding) }
             p = lf + 1
             switch phase {
             case .leadingEmptyLines:
@@ -114,9 +127,13 @@ struct FieldSectionScanner: Sendable, Equatable {
                 requestLine = start..<lineEnd
                 phase = .fieldLines
                 lineStart = p
+                fieldsStart = p
             case .fieldLines:
                 if p - sectionStart > limits.maxHeaderBytes { return .failure(.headersTooLarge) }
-                if lineEnd == lineStart { return .complete(end: p) }
+                if lineEnd == lineStart {
+                    fieldLines = fieldsStart..<lineStart
+                    return .complete(end: p)
+                }
                 fieldLineCount += 1
                 if fieldLineCount > limits.maxHeaderCount { return .failure(.tooManyHeaders) }
                 lineStart = p

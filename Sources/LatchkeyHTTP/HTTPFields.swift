@@ -82,7 +82,13 @@ public struct HTTPFields: Sendable {
     mutating func storeSection(_ bytes: UnsafeRawBufferPointer, _ region: Range<Int>, fields: Int) -> StoredSection {
         entries.reserveCapacity(entries.count + fields)
         let offset = lines.count - region.lowerBound
+        lines.reserveCapacity(lines.count + region.count + 2)
         lines.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[region]).assumingMemoryBound(to: UInt8.self))
+        // Two dead bytes after the section: an entry's line runs to two bytes past its
+        // value, which a last line ended by a bare LF (a response head's) does not have.
+        lines.append(ASCII.cr)
+        lines.append(ASCII.lf)
+        deadBytes += 2
         return StoredSection(offset: offset)
     }
 

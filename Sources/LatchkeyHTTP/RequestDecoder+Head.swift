@@ -14,7 +14,7 @@ extension RequestDecoder {
                 head = try Self.parseHead(
                     input,
                     requestLine: scanner.requestLine,
-                    fields: (scanner.requestLine.upperBound + 2)..<(end - 2),
+                    fields: scanner.fieldLines,
                     fieldCount: scanner.fieldLineCount
                 )
             } catch {
@@ -76,7 +76,7 @@ extension RequestDecoder {
         while lineStart < region.upperBound {
             let line = try FieldLine.parse(bytes, from: lineStart, upTo: region.upperBound, .request)
             try body(line)
-            lineStart = line.end + 2
+            lineStart = line.next
         }
     }
 }

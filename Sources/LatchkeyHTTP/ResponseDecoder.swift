@@ -43,7 +43,7 @@ public struct ResponseDecoder: Sendable {
     public let limits: HTTPLimits
     /// The response to a HEAD request has no body, whatever its head says.
     let requestMethod: String
-    var state = State.head(FieldSectionScanner(expectingRequestLine: true))
+    var state = State.head(Self.headScanner)
     /// The trailer fields of a chunked response, after its `.end`.
     public private(set) var trailers = HTTPFields()
 
@@ -111,6 +111,12 @@ public struct ResponseDecoder: Sendable {
         }
     }
 
+    /// A response head's lines may end in a bare LF (RFC 9112 §2.2), as nginx and libcurl
+    /// read them; a request's may not.
+    private static var headScanner: FieldSectionScanner {
+        FieldSectionScanner(expectingRequestLine: true, acceptingBareLF: true)
+    }
+
     private mutating func decodeHead(_ input: UnsafeRawBufferPointer, _ scanner: inout FieldSectionScanner) -> Step {
         switch scanner.scan(input, limits: limits) {
         case .needMore:
@@ -123,14 +129,14 @@ public struct ResponseDecoder: Sendable {
         case .complete(let end):
             let head: ResponseHead
             do {
-                head = try Self.parseHead(input, statusLine: scanner.statusLine, fields: (scanner.statusLine.upperBound + 2)..<(end - 2),
+                head = try Self.parseHead(input, statusLine: scanner.statusLine, fields: scanner.fieldLines,
                                           requestMethod: requestMethod)
             } catch {
                 return fail(error)
             }
             switch head.framing {
             case _ where head.status == 101: state = .switched
-            case _ where head.status < 200: state = .head(FieldSectionScanner(expectingRequestLine: true))
+            case _ where head.status < 200: state = .head(Self.headScanner)
             case .none, .length(0): state = .endPending
             case .length(let length): state = .fixedLength(remaining: length)
             case .chunked: state = .chunked(ChunkedBodyDecoder())
@@ -158,7 +164,7 @@ public struct ResponseDecoder: Sendable {
         while lineStart < region.upperBound {
             let line = try FieldLine.parse(bytes, from: lineStart, upTo: region.upperBound, .response)
             try line.append(to: &fields, section, from: bytes, FieldName.classify(bytes, line.name), .response)
-            lineStart = line.end + 2
+            lineStart = line.next
         }
         return ResponseHead(status: status, version: version, fields: fields,
                             framing: try ResponseHead.framing(status: status, fields: fields, requestMethod: requestMethod))

@@ -3,6 +3,8 @@ networks (the request goes to the proxy in absolute form, credential attached) a
 connect timeout."""
 
 import json
+
+import pytest
 import socket
 
 from canned_server import CannedServer
@@ -71,20 +73,20 @@ def test_connect_timeout_is_a_504(latchkey):
         blackhole.close()
 
 
-def test_engine_libcurl_keeps_an_upstream_with_bare_lf_heads_working(latchkey):
-    """Latchkey's own HTTP/1.1 refuses a response head whose lines end in a bare LF (RFC
-    9112 §2.2 allows either); libcurl reads it. `engine: libcurl` is the way back for such an
-    upstream."""
-    stub = CannedServer(lambda head, conn: conn.sendall(b"HTTP/1.1 200 OK\nContent-Length: 2\nConnection: close\n\nok"))
+def test_response_heads_ended_by_bare_lf_are_read_by_both_engines(latchkey):
+    """RFC 9112 §2.2 lets a recipient take a bare LF as a line's end: Latchkey's own HTTP/1.1
+    reads such a response head, as libcurl (`engine: libcurl`) and nginx do, and the client
+    gets it with CRLF."""
+    stub = CannedServer(lambda head, conn: conn.sendall(
+        b"HTTP/1.1 200 OK\nContent-Length: 2\nX-Upstream: lf\r\nConnection: close\n\nok"))
     try:
-        strict = latchkey.serve(config(stub.url))
-        refused = strict.get("/thing")
-        assert refused.status == 502, refused
-        assert refused.json()["error"] == "bad_gateway"
-        lenient = latchkey.serve(config(route={"upstream": {"url": stub.url, "engine": "libcurl"}}))
-        answered = lenient.get("/thing")
-        assert answered.status == 200, answered
-        assert answered.body == b"ok"
+        for route in ({"upstream": stub.url}, {"upstream": {"url": stub.url, "engine": "libcurl"}}):
+            p = latchkey.serve(config(route=route))
+            answered = p.get("/thing")
+            assert answered.status == 200, (route, answered)
+            assert answered.body == b"ok"
+            assert answered.header("X-Upstream") == "lf"
+            p.stop()
     finally:
         stub.close()
 
@@ -95,3 +97,21 @@ def test_engine_is_a_route_setting_only(latchkey, tmp_path):
     result = latchkey.run(["check", "--config", str(path)])
     assert result.returncode != 0
     assert "routes[0].upstream.engine: unknown engine \"curl\"" in result.stderr + result.stdout
+
+
+def test_engine_libcurl_reads_chunk_framing_ended_by_bare_lf(latchkey):
+    """Latchkey's own HTTP/1.1 refuses a chunked body whose framing lines end in a bare LF:
+    the client gets the head and then the end of the connection. libcurl reads it:
+    `engine: libcurl` is the way back for such an upstream."""
+    stub = CannedServer(lambda head, conn: conn.sendall(
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n2\nok\n0\n\n"))
+    try:
+        strict = latchkey.serve(config(stub.url))
+        cut = strict.get("/thing")
+        assert cut.status == 200 and not cut.complete, cut
+        lenient = latchkey.serve(config(route={"upstream": {"url": stub.url, "engine": "libcurl"}}))
+        answered = lenient.get("/thing")
+        assert answered.status == 200, answered
+        assert answered.body == b"ok"
+    finally:
+        stub.close()

@@ -37,6 +37,17 @@ import Testing
         #expect(fields.map(\.value) == ["1", "2", "3", "4", ""])
     }
 
+    @Test func aResponseHeadWithBareLFsIsForwardedWithCRLFs() throws {
+        var decoder = ResponseDecoder(requestMethod: "GET")
+        let wire = Array("HTTP/1.1 200 OK\nDate: d\nX-Trace:  1 2 \r\nServer: s\n\n".utf8)
+        guard case .head(let head) = wire.withUnsafeBytes({ decoder.decode($0) }).event else {
+            Issue.record("a head")
+            return
+        }
+        #expect(head.fields == ["Date": "d", "X-Trace": "1 2", "Server": "s"])
+        #expect(Self.encoded(head.fields) == "Date: d\r\nX-Trace: 1 2\r\nServer: s\r\n\r\n")
+    }
+
     @Test func anUpstreamsLatin1BytesAreForwardedAndRepairedForReaders() throws {
         var decoder = ResponseDecoder(requestMethod: "GET")
         let wire: [UInt8] = Array("HTTP/1.1 200 OK\r\nX-Name: caf".utf8) + [0xE9] + Array("\r\n\r\n".utf8)
