@@ -36,8 +36,10 @@ public struct HTTPFields: Sendable {
 
         var nameRange: Range<Int> { Int(start)..<(Int(start) + Int(nameCount)) }
         var valueRange: Range<Int> { Int(valueStart)..<(Int(valueStart) + Int(valueCount)) }
-        /// The line from its name to the CRLF after its value.
-        var lineRange: Range<Int> { Int(start)..<(Int(valueStart) + Int(valueCount) + 2) }
+        /// The line from its name to the CRLF after its value; to the value's end for a line
+        /// not sent as stored, which is written anew from its name and value (and may have
+        /// ended in spaces, or in a bare LF, in the bytes it came in).
+        var lineRange: Range<Int> { Int(start)..<(Int(valueStart) + Int(valueCount) + (sendsAsStored ? 2 : 0)) }
     }
 
     /// Where a parsed section's bytes were copied to in `lines`.
@@ -82,13 +84,7 @@ public struct HTTPFields: Sendable {
     mutating func storeSection(_ bytes: UnsafeRawBufferPointer, _ region: Range<Int>, fields: Int) -> StoredSection {
         entries.reserveCapacity(entries.count + fields)
         let offset = lines.count - region.lowerBound
-        lines.reserveCapacity(lines.count + region.count + 2)
         lines.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[region]).assumingMemoryBound(to: UInt8.self))
-        // Two dead bytes after the section: an entry's line runs to two bytes past its
-        // value, which a last line ended by a bare LF (a response head's) does not have.
-        lines.append(ASCII.cr)
-        lines.append(ASCII.lf)
-        deadBytes += 2
         return StoredSection(offset: offset)
     }
 
