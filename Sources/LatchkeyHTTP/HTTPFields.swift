@@ -129,7 +129,7 @@ public struct HTTPFields: Sendable {
     }
 
     /// Puts `entry`, whose line is stored, at `index`; the line it replaces is dead.
-    mutating func replaceEntry(at index: Int, with entry: Entry) {
+    private mutating func replaceEntry(at index: Int, with entry: Entry) {
         deadBytes += entries[index].lineRange.count
         entries[index] = entry
         compactIfMostlyDead()
@@ -253,16 +253,19 @@ public struct HTTPFields: Sendable {
     /// Replaces every `name` line with one `name: value` line, kept where the first one was
     /// (appended when there was none), so the order of the other fields does not change.
     public mutating func set(name: Name, value: String) {
-        name.withBytes { name, known in
-            let entry = storeLine(name: name, known, value: value)
-            guard let first = firstIndex(named: name, known, from: 0) else {
-                entries.append(entry)
-                return
-            }
-            replaceEntry(at: first, with: entry)
-            guard firstIndex(named: name, known, from: first + 1) != nil else { return }
-            removeEntries(from: first + 1) { entry, lines in Self.entry(entry, in: lines, isNamed: name, known) }
+        name.withBytes { name, known in put(storeLine(name: name, known, value: value), named: name, known) }
+    }
+
+    /// Puts `entry`, whose line is stored, in the place of the first field `name` (at the
+    /// end when there is none) and removes the others: `set`'s edit, whatever made the line.
+    mutating func put(_ entry: Entry, named name: UnsafeRawBufferPointer, _ known: FieldName) {
+        guard let first = firstIndex(named: name, known, from: 0) else {
+            entries.append(entry)
+            return
         }
+        replaceEntry(at: first, with: entry)
+        guard firstIndex(named: name, known, from: first + 1) != nil else { return }
+        removeEntries(from: first + 1) { entry, lines in Self.entry(entry, in: lines, isNamed: name, known) }
     }
 
     /// Drops the bytes of removed and replaced fields once they are most of what is kept,

@@ -38,16 +38,7 @@ extension HTTPFields {
     /// where the first one was, as `set(name:value:)` does.
     public mutating func set(_ line: PreparedFieldLine, filling piece: String = "") {
         let entry = store(line, filling: piece)
-        line.head.withUnsafeBytes { head in
-            let name = UnsafeRawBufferPointer(rebasing: head[..<line.nameCount])
-            guard let first = firstIndex(named: name, line.known, from: 0) else {
-                entries.append(entry)
-                return
-            }
-            replaceEntry(at: first, with: entry)
-            guard firstIndex(named: name, line.known, from: first + 1) != nil else { return }
-            removeEntries(from: first + 1) { entry, lines in Self.entry(entry, in: lines, isNamed: name, line.known) }
-        }
+        line.head.withUnsafeBytes { head in put(entry, named: UnsafeRawBufferPointer(rebasing: head[..<line.nameCount]), line.known) }
     }
 
     private mutating func store(_ line: PreparedFieldLine, filling piece: String) -> Entry {
