@@ -66,11 +66,14 @@ struct ByteQueue {
     /// The waiting bytes from `offset` on, as far as they lie contiguous in the ring (the
     /// rest follow from the ring's start): what a send(2) can take straight from the queue,
     /// with no copy. Empty when `offset` is at or past the end.
-    func withContiguousBytes<R>(from offset: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-        guard offset < count else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+    func withContiguousBytes<R, E: Error>(from offset: Int, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        guard offset < count else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
         let start = (head + offset) % storage.count
         let length = min(count - offset, storage.count - start)
-        return storage.withUnsafeBytes { ring in body(UnsafeRawBufferPointer(rebasing: ring[start..<(start + length)])) }
+        // Array's withUnsafeBytes rethrows untyped errors; the Result carries `E` through.
+        return try storage.withUnsafeBytes { ring in
+            Result { () throws(E) -> R in try body(UnsafeRawBufferPointer(rebasing: ring[start..<(start + length)])) }
+        }.get()
     }
 
     /// Drops the first `n` waiting bytes (at most all of them).

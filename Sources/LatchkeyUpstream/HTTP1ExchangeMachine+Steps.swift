@@ -5,7 +5,7 @@ import LatchkeyLoop
 extension HTTP1ExchangeMachine {
     /// The write side's next move (`nextWrite`).
     enum WriteStep: Equatable {
-        /// Write `withUnwritten`'s bytes, report them with `wrote`, ask again.
+        /// Write with `sendUnwritten`, ask again.
         case write
         /// Nothing to write until the client sends more body; stop watching for
         /// writability. `askClient`: resume reading the client (once per stall).

@@ -283,16 +283,20 @@ extension HTTP1ExchangeMachine {
         }
     }
 
-    /// The next bytes to write, as far as they lie contiguous: pass them to send(2).
-    func withUnwritten<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
-        output.withUnwritten(body)
-    }
-
-    /// The connection took `count` bytes of `withUnwritten`'s.
-    mutating func wrote(_ count: Int, now: LoopInstant) {
-        guard isExchanging, count > 0 else { return }
-        output.wrote(count)
-        idle.activity(at: now)
+    /// Offers the next bytes to write, as far as they lie contiguous, to `send` (send(2)),
+    /// which returns how many the connection took (nil or 0: none for now), and counts those
+    /// as written. One mutating call rather than a look and a report: a transfer holding
+    /// the machine lends it in place for a mutating call, where a non-mutating one that runs
+    /// a closure copies the whole machine first.
+    mutating func sendUnwritten<E: Error>(
+        now: LoopInstant, _ send: (UnsafeRawBufferPointer) throws(E) -> Int?
+    ) throws(E) -> Int? {
+        let sent = try output.withUnwritten(send)
+        if let sent, sent > 0, isExchanging {
+            output.wrote(sent)
+            idle.activity(at: now)
+        }
+        return sent
     }
 
     /// The request is written whole (nothing of it left to send).

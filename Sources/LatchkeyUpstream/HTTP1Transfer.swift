@@ -191,17 +191,13 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
         while self.pooled === pooled {
             switch machine.nextWrite() {
             case .write:
-                let result = machine.withUnwritten { bytes in
-                    Result { () throws(SystemError) -> Int? in try pooled.connection.send(bytes) }
-                }
-                switch result {
-                case .failure(let error):
+                let sent: Int?
+                do {
+                    sent = try machine.sendUnwritten(now: loop.now) { (bytes) throws(SystemError) -> Int? in try pooled.connection.send(bytes) }
+                } catch {
                     return connectionLost(UpstreamError(.sendFailed, detail: "\(error)"), whileWriting: true)
-                case .success(let sent?) where sent > 0:
-                    machine.wrote(sent, now: loop.now)
-                case .success:
-                    return setWritable(true)
                 }
+                guard let sent, sent > 0 else { return setWritable(true) }
             case .waitForBody(let askClient):
                 setWritable(false)
                 if askClient { scheduleWantsBody() }

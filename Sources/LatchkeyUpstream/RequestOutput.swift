@@ -41,8 +41,8 @@ struct RequestOutput {
     }
 
     /// The next unwritten bytes, as far as they lie contiguous; empty when none wait.
-    func withUnwritten<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
-        queue.withContiguousBytes(from: written, body)
+    func withUnwritten<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try queue.withContiguousBytes(from: written, body)
     }
 
     /// `count` of the unwritten bytes went to the connection.

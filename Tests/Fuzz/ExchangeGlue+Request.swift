@@ -57,17 +57,19 @@ extension ExchangeGlue {
         precondition(step == expectedWriteStep, "nextWrite says \(step), the request's state \(expectedWriteStep)")
         switch step {
         case .write:
-            let offered = machine.withUnwritten { Array($0) }
+            var offered: [UInt8] = []
+            let count = machine.sendUnwritten(now: now) { bytes in
+                offered = Array(bytes)
+                return limit.map { min($0, bytes.count) }
+            }
             let done = expectedRequest.count - unwritten
             precondition(!offered.isEmpty && offered.count <= unwritten, "a write of nothing, or of more than the request")
             precondition(offered[...] == expectedRequest[done..<(done + offered.count)], "the bytes written are not the request's next ones")
-            guard let limit else {
+            guard let count else {
                 lose(UpstreamError(.sendFailed, detail: "EPIPE"), whileWriting: true)
                 return step
             }
-            let count = min(limit, offered.count)
             guard count > 0 else { return step }
-            machine.wrote(count, now: now)
             link!.written += offered[..<count]
             lastUpstreamSign = now
         case .waitForBody(let askClient):

@@ -33,12 +33,11 @@ struct HTTP1ExchangeMachineTests {
         while true {
             let step = m.nextWrite()
             guard step == .write else { return (text, step) }
-            let taken = m.withUnwritten { bytes in
+            _ = m.sendUnwritten(now: t0) { bytes in
                 let n = min(chunk, bytes.count)
                 text += String(decoding: bytes[..<n], as: UTF8.self)
                 return n
             }
-            m.wrote(taken, now: t0)
         }
     }
 
