@@ -23,7 +23,7 @@ import Testing
         let request = UpstreamRequestBuilder.build(head: head, route: route, path: target.path, query: target.query,
                                                    clientHost: head.fields["Host"], peer: .ipv4(host: "127.0.0.1", port: 5555),
                                                    clientUsesTLS: overTLS, removingField: "X-Inbound", credential: { injection in
-                                                       if case .credential(let name) = injection.source { secrets[name] } else { nil }
+                                                       if case .credential(let name) = injection.config.source { secrets[name] } else { nil }
                                                    })
         return (request.url, request.fields)
     }

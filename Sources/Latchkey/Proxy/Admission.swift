@@ -150,7 +150,7 @@ final class Admission: Sendable {
         case .refuse(let document): return .refuse(document, route: route)
         }
         for injection in route.injections {
-            guard case .credential(let name) = injection.source, credentials[name] == nil else { continue }
+            guard case .credential(let name) = injection.config.source, credentials[name] == nil else { continue }
             return refuse(503, "credential_unavailable", "the credential \(name) has no value", on: route)
         }
 

@@ -17,7 +17,7 @@ final class Route: Sendable {
     let host: HostPattern?
     let upstream: UpstreamTarget
     let prefixReplacement: String?
-    let injections: [Injection]
+    let injections: [RouteInjection]
     let passClientAuthorization: Bool
     let preserveHost: Bool
     let via: String?
@@ -74,7 +74,7 @@ final class Route: Sendable {
         host = config.host.map { HostPattern($0.lowercased()) }
         upstream = target
         prefixReplacement = config.prefixReplacement
-        injections = config.injections
+        injections = config.injections.map(RouteInjection.init)
         passClientAuthorization = config.passClientAuthorization
         preserveHost = config.preserveHost
         via = config.via
@@ -98,7 +98,7 @@ final class Route: Sendable {
         allow = RouteAllowList(config.allow)
         upgrades = config.upgrades
         self.marksForwarding = marksForwarding
-        fieldLines = UpstreamFieldLines(upstream: target, injections: config.injections,
+        fieldLines = UpstreamFieldLines(upstream: target, injectsCredentials: !config.injections.isEmpty,
                                         passClientAuthorization: config.passClientAuthorization)
     }
 

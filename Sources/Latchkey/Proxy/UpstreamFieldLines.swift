@@ -3,7 +3,7 @@ import LatchkeyHTTP
 
 /// What a route does to every request's fields, worked out when the route is made: the
 /// client's fields it drops, as one set removed in one pass, and the lines it adds,
-/// prepared (`PreparedFieldLine`) so that a request copies bytes instead of building
+/// prepared (`PreparedFieldLine`; an injection's with it, `RouteInjection`) so that a request copies bytes instead of building
 /// strings and checking names.
 struct UpstreamFieldLines: Sendable {
     /// Framing is re-made for the upstream and Host is set; RFC 9110 §11.7.2: credentials
@@ -12,9 +12,6 @@ struct UpstreamFieldLines: Sendable {
     let dropped: HTTPFields.NameSet
     /// `Host: ` and the upstream's authority; the client's Host is put in `Self.host`.
     let upstreamHost: PreparedFieldLine
-    /// Per injection, in the route's order: the header line it sets, the credential left
-    /// out; nil for one that goes into the query or a cookie.
-    let injectedHeaders: [PreparedFieldLine?]
 
     static let host = PreparedFieldLine(name: .host)
     static let forwardedFor = PreparedFieldLine(name: .xForwardedFor)
@@ -22,14 +19,10 @@ struct UpstreamFieldLines: Sendable {
     static let forwardedProtoHTTP = PreparedFieldLine(name: .xForwardedProto, valuePrefix: "http")
     static let forwardedProtoHTTPS = PreparedFieldLine(name: .xForwardedProto, valuePrefix: "https")
 
-    init(upstream: UpstreamTarget, injections: [Injection], passClientAuthorization: Bool) {
+    init(upstream: UpstreamTarget, injectsCredentials: Bool, passClientAuthorization: Bool) {
         var dropped: [HTTPField.Name] = [.contentLength, .expect, .host, .proxyAuthorization, .latchkeyIdentity]
-        if !injections.isEmpty && !passClientAuthorization { dropped.append(.authorization) }
+        if injectsCredentials && !passClientAuthorization { dropped.append(.authorization) }
         self.dropped = HTTPFields.NameSet(dropped)
         upstreamHost = PreparedFieldLine(name: .host, valuePrefix: upstream.authority)
-        injectedHeaders = injections.map { injection in
-            guard case .header(let name) = injection.target else { return nil }
-            return PreparedFieldLine(name: name, valuePrefix: injection.template.prefix, valueSuffix: injection.template.suffix)
-        }
     }
 }

@@ -20,7 +20,7 @@ enum UpstreamRequestBuilder {
         clientUsesTLS: Bool,
         removingField inboundSecretHeader: String?,
         cookieJar: CookieJar? = nil,
-        credential: (Injection) -> String?
+        credential: (RouteInjection) -> String?
     ) -> UpstreamRequest {
         var fields = head.fields
         // One copy of the client's fields, with room for what is added below.
@@ -60,26 +60,26 @@ enum UpstreamRequestBuilder {
     /// items when an injection changed them, nil when the query stays as it was. No client
     /// value an upstream could read under an injected name is forwarded (`InjectedNames`).
     static func inject(_ route: Route, into fields: inout HTTPFields, query: Substring?,
-                       credential: (Injection) -> String?) -> [String]? {
+                       credential: (RouteInjection) -> String?) -> [String]? {
         var queryItems: [String]? = nil
         var clientCookiesRemoved = false
-        for (injection, headerLine) in zip(route.injections, route.fieldLines.injectedHeaders) {
+        for injection in route.injections {
             guard let token = credential(injection) else { continue }
-            switch injection.target {
+            switch injection.config.target {
             case .header:
                 // The route made the line, all but the token (every header injection has one).
-                guard let headerLine else { preconditionFailure("header injection without its prepared line") }
+                guard let headerLine = injection.headerLine else { preconditionFailure("header injection without its prepared line") }
                 fields.set(headerLine, filling: token)
             case .query(let name):
                 var items = queryItems ?? clientQueryItems(query, without: route.injectedQueryNames)
-                items.append(name + "=" + QueryString.percentEncode(injection.template.render(token: token)))
+                items.append(name + "=" + QueryString.percentEncode(injection.config.template.render(token: token)))
                 queryItems = items
             case .cookie(let name):
                 if !clientCookiesRemoved {
                     CookieHeader.remove(route.injectedCookieNames, from: &fields)
                     clientCookiesRemoved = true
                 }
-                CookieHeader.append(name: name, value: injection.template.render(token: token), to: &fields)
+                CookieHeader.append(name: name, value: injection.config.template.render(token: token), to: &fields)
             }
         }
         return queryItems
