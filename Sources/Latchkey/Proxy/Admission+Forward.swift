@@ -14,9 +14,10 @@ import LatchkeyServer
 /// `tunnel:` host is reached without any; every other host is refused, so the listener is
 /// never an open proxy.
 extension Admission {
-    /// What one request brings to the decision besides its listener's policy.
-    struct ForwardRequest {
-        let head: RequestHead
+    /// Who sent a request: what it brings to the decision besides its head and its
+    /// listener's policy. The head travels apart, borrowed: held here, it was copied in and
+    /// out (its strings and arrays retained and released) on every request.
+    struct Requester {
         let listener: Int
         let peer: SocketAddress?
         let clientSubject: String?
@@ -47,15 +48,15 @@ extension Admission {
 
     /// A request to a forward listener from outside a tunnel. Nil for origin-form, which
     /// addresses the proxy itself (its health, metrics and status endpoints).
-    func decideForward(_ request: ForwardRequest, forward: ListenerPolicy.ForwardPolicy, policy: ListenerPolicy) -> Decision? {
-        let head = request.head
+    func decideForward(_ head: RequestHead, from requester: Requester, forward: ListenerPolicy.ForwardPolicy,
+                       policy: ListenerPolicy) -> Decision? {
         guard let target = ProxyTarget(method: head.method, target: head.target) else {
             let expected = head.method == "CONNECT" ? "CONNECT takes host:port" : "an absolute URL (http://host/path)"
             return refuse(400, "bad_request", "a forward proxy request's target must be \(expected)")
         }
         if case .origin = target { return nil }
         if let proxyAuthorization = forward.proxyAuthorization {
-            let verdict = proxyAuthorization.judge(head.fields, credentials: request.credentials)
+            let verdict = proxyAuthorization.judge(head.fields, credentials: requester.credentials)
             if verdict != .authorized {
                 let refusal = ProxyAuthorization.refusal(verdict)
                 return .challenge(refusal.document, refusal.fields)
@@ -64,7 +65,7 @@ extension Admission {
         // RFC 9110 §7.2: a proxy ignores the Host of an absolute-form request; inside a
         // CONNECT nothing else names the destination. Session listeners are refused by
         // validation: no cookie reaches a proxy.
-        if let refusal = inboundRefusal(head, policy: policy, clientSubject: request.clientSubject, credentials: request.credentials,
+        if let refusal = inboundRefusal(head, policy: policy, clientSubject: requester.clientSubject, credentials: requester.credentials,
                                         now: Date.init) {
             return refusal
         }
@@ -72,20 +73,20 @@ extension Admission {
         case .origin:
             return nil
         case .authority(let authority):
-            if routes.namesHost(authority.host, listener: request.listener) { return .tunnel(.intercept(authority)) }
+            if routes.namesHost(authority.host, listener: requester.listener) { return .tunnel(.intercept(authority)) }
             if forward.tunnels(authority.host) { return .tunnel(.relay(authority)) }
             return Self.hostRefused(authority)
         case .absolute(let scheme, let authority, let path):
             guard let origin = RequestTarget(String(path)) else {
                 return refuse(400, "bad_request", "the request path must not contain dot-segments")
             }
-            if let route = routes.match(listener: request.listener, path: origin.path, host: Substring(authority.host), requiringHost: true) {
+            if let route = routes.match(listener: requester.listener, path: origin.path, host: Substring(authority.host), requiringHost: true) {
                 let clientHost = authority.port == scheme.defaultPort ? authority.hostForURL : authority.description
-                return decide(request, on: route, target: origin, clientHost: clientHost, clientUsesTLS: false, policy: policy)
+                return decide(head, from: requester, on: route, target: origin, clientHost: clientHost, clientUsesTLS: false, policy: policy)
             }
             if forward.tunnels(authority.host), let route = routes.passthrough(scheme: scheme, to: authority) {
                 let clientHost = authority.port == scheme.defaultPort ? authority.hostForURL : authority.description
-                return decide(request, on: route, target: origin, clientHost: clientHost, clientUsesTLS: false, policy: policy)
+                return decide(head, from: requester, on: route, target: origin, clientHost: clientHost, clientUsesTLS: false, policy: policy)
             }
             return Self.hostRefused(authority)
         }
@@ -95,21 +96,21 @@ extension Admission {
     /// the listener's checks when the tunnel opened. Its Host must name the same host
     /// (RFC 9110 §15.5.20: 421 for a request sent to a connection that does not serve it);
     /// the tunnel's authority is the client's host from then on.
-    func decideInTunnel(_ request: ForwardRequest, tunnel: TunnelOrigin, policy: ListenerPolicy) -> Decision {
-        guard let target = RequestTarget(request.head.target) else {
+    func decideInTunnel(_ head: RequestHead, from requester: Requester, tunnel: TunnelOrigin, policy: ListenerPolicy) -> Decision {
+        guard let target = RequestTarget(head.target) else {
             return refuse(400, "bad_request", "the request target must be an absolute path without dot-segments")
         }
         let authority = tunnel.authority
         let name = authority.hostForURL
-        if let host = request.head.fields[.host], HostAuthority.split(host).host.lowercased() != name {
+        if let host = head.fields[.host], HostAuthority.split(host).host.lowercased() != name {
             return refuse(421, "misdirected_request", "the request's Host is not the host this tunnel was opened to")
         }
-        guard let route = routes.match(listener: request.listener, path: target.path, host: Substring(authority.host), requiringHost: true) else {
+        guard let route = routes.match(listener: requester.listener, path: target.path, host: Substring(authority.host), requiringHost: true) else {
             return refuse(404, "no_route", "no route for \(authority.host) matches this request's path")
         }
         let defaultPort: UInt16 = tunnel.overTLS ? 443 : 80
         let clientHost = authority.port == defaultPort ? name : "\(name):\(authority.port)"
-        return decide(request, on: route, target: target, clientHost: clientHost, clientUsesTLS: tunnel.overTLS, policy: policy)
+        return decide(head, from: requester, on: route, target: target, clientHost: clientHost, clientUsesTLS: tunnel.overTLS, policy: policy)
     }
 
     /// Never an open proxy: the body names the host, so that the user sees what to add.

@@ -82,9 +82,9 @@ final class Admission: Sendable {
         if ownPath, head.target == Readiness.path { return .serve(.readiness) }
         let policy = policies[listener]
         if let forward = policy.forward {
-            let request = ForwardRequest(head: head, listener: listener, peer: peer, clientSubject: clientSubject, credentials: credentials)
-            if let tunnel { return decideInTunnel(request, tunnel: tunnel, policy: policy) }
-            if let decision = decideForward(request, forward: forward, policy: policy) { return decision }
+            let requester = Requester(listener: listener, peer: peer, clientSubject: clientSubject, credentials: credentials)
+            if let tunnel { return decideInTunnel(head, from: requester, tunnel: tunnel, policy: policy) }
+            if let decision = decideForward(head, from: requester, forward: forward, policy: policy) { return decision }
         }
         let host = head.fields[.host]
 
@@ -126,16 +126,16 @@ final class Admission: Sendable {
             let reason = route.keepsCookies ? "keeps its web session in the proxy (jar: proxy)" : "has no handoff"
             return refuse(404, "no_route", "the route of that page \(reason)", on: route)
         }
-        let request = ForwardRequest(head: head, listener: listener, peer: peer, clientSubject: clientSubject, credentials: credentials)
-        return decide(request, on: route, target: target, clientHost: host, clientUsesTLS: policy.clientsUseTLS, policy: policy,
+        let requester = Requester(listener: listener, peer: peer, clientSubject: clientSubject, credentials: credentials)
+        return decide(head, from: requester, on: route, target: target, clientHost: host, clientUsesTLS: policy.clientsUseTLS, policy: policy,
                       requestedHandoff: requestedHandoff)
     }
 
     /// A request with its route: the route's own checks, its identity, and what the
     /// upstream request is made from.
-    func decide(_ request: ForwardRequest, on route: Route, target: RequestTarget, clientHost host: String?, clientUsesTLS: Bool,
-                policy: ListenerPolicy, requestedHandoff: String? = nil) -> Decision {
-        let head = request.head, credentials = request.credentials
+    func decide(_ head: RequestHead, from requester: Requester, on route: Route, target: RequestTarget, clientHost host: String?,
+                clientUsesTLS: Bool, policy: ListenerPolicy, requestedHandoff: String? = nil) -> Decision {
+        let credentials = requester.credentials
         guard route.allow.permits(method: head.method, path: target.path) else {
             return refuse(403, "not_allowed", "the route's allow list does not include \(head.method) on this path", on: route)
         }
@@ -163,10 +163,10 @@ final class Admission: Sendable {
         let inboundHeader: String? = if case .sharedSecret(let header, _) = policy.inbound { header } else { nil }
         let forward = Forward(
             route: route, identity: identity,
-            blueprint: RequestBlueprint(head: head, target: target, clientHost: host, peer: request.peer, clientUsesTLS: clientUsesTLS,
+            blueprint: RequestBlueprint(head: head, target: target, clientHost: host, peer: requester.peer, clientUsesTLS: clientUsesTLS,
                                         inboundHeader: inboundHeader,
                                         credentials: credentials),
-            rewriter: ResponseRewriter(route: route, clientHost: host, clientOnLoopback: request.peer?.isLoopback ?? true,
+            rewriter: ResponseRewriter(route: route, clientHost: host, clientOnLoopback: requester.peer?.isLoopback ?? true,
                                        clientUsesTLS: clientUsesTLS))
         if let upgrade { return .upgrade(forward, upgrade) }
         if let handoff = route.handoff, !route.keepsCookies, let handoffCaller,

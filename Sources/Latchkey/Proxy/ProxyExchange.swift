@@ -240,7 +240,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
 extension ExchangeMachine.Plan {
     /// The plan of a request on `route` injecting `identity`. `handoffCallable`: the
     /// configuration can call handoff endpoints.
-    init(route: Route, identity: Identity?, head: RequestHead, handoffCallable: Bool) {
+    init(route: Route, identity: Identity?, head: borrowing RequestHead, handoffCallable: Bool) {
         let handoff = route.handoff != nil && handoffCallable
         // Sent again after a token renewal, or after a handoff has filled the proxy's jar.
         let replayable = identity?.renewable == true || (route.keepsCookies && route.handoff != nil)
