@@ -6,8 +6,10 @@ public protocol UpstreamTransferDelegate: AnyObject {
     /// The final (non-1xx) response head. `fields` are exactly as the upstream sent them, in
     /// order with duplicates; a decoded `Transfer-Encoding` is still listed, so the caller
     /// re-frames. May be called from inside a curl callback or a read of the connection:
-    /// calling `cancel()` here is allowed (it takes effect after the callback).
-    func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: HTTPFields)
+    /// calling `cancel()` here is allowed (it takes effect after the callback). Consuming:
+    /// the caller gives its fields up, so that the proxy edits them in place (hop-by-hop
+    /// fields removed) rather than copying them.
+    func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: consuming HTTPFields)
 
     /// Body bytes, chunked framing already removed. The bytes are valid only during
     /// the call: copy them. Return false to receive no more until `resumeReceiving()`

@@ -89,7 +89,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
 
     // MARK: upstream → client
 
-    func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: HTTPFields) {
+    func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: consuming HTTPFields) {
         // The client's framing must be the one libcurl used to read the body (RFC 9112
         // §6.3): Transfer-Encoding wins over Content-Length, and lengths that disagree
         // or are not plain digits are a broken upstream, never forwarded as they are.
@@ -106,7 +106,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
         case .ignore, .inspectBody:
             return
         case .relay(let renewedForNextRequest):
-            relayHead(status: status, fields: fields, chunked: chunked, renewedForNextRequest: renewedForNextRequest)
+            relayHead(status: status, fields: consume fields, chunked: chunked, renewedForNextRequest: renewedForNextRequest)
         case .renewAndReplay:
             return renewAndReplay(after: transfer)
         case .rejectToken:
@@ -125,8 +125,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
     /// Sends the client the upstream's head, made fit for it. `renewedForNextRequest`: the
     /// token was refused but this request cannot be sent again; it is renewed for the
     /// next one, and the client told so.
-    func relayHead(status: Int, fields: HTTPFields, chunked: Bool, renewedForNextRequest: Bool) {
-        var fields = fields
+    func relayHead(status: Int, fields: consuming HTTPFields, chunked: Bool, renewedForNextRequest: Bool) {
         if renewedForNextRequest {
             renewForNextRequest()
             fields.append(name: "Latchkey-Token-Renewed", value: "true")

@@ -55,7 +55,7 @@ final class AuthHTTPExchange: UpstreamTransferDelegate {
 
     // MARK: UpstreamTransferDelegate
 
-    func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: HTTPFields) {
+    func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: consuming HTTPFields) {
         self.status = status
         self.fields = fields
     }

@@ -141,7 +141,7 @@ final class Recorder: UpstreamTransferDelegate, @unchecked Sendable {
         )
     }
 
-    func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: HTTPFields) {
+    func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: consuming HTTPFields) {
         self.status = status
         self.fields = fields
         onHead?(transfer, self)
