@@ -13,6 +13,8 @@ final class Route: Sendable {
     /// The first 64 of `listeners` as bits: looked at on every request.
     private let listenerBits: UInt64
     let pathPrefix: String
+    /// `pathPrefix`'s UTF-8, compared with a request path's bytes.
+    let pathPrefixBytes: [UInt8]
     /// The Host names it serves (lower-cased, without port); nil for any.
     let host: HostPattern?
     let upstream: UpstreamTarget
@@ -71,6 +73,7 @@ final class Route: Sendable {
         listeners = Set(config.listeners.compactMap { listenerIndex[$0] })
         listenerBits = listeners.reduce(0) { bits, index in index < 64 ? bits | 1 << UInt64(index) : bits }
         pathPrefix = config.pathPrefix
+        pathPrefixBytes = Array(config.pathPrefix.utf8)
         host = config.host.map { HostPattern($0.lowercased()) }
         upstream = target
         prefixReplacement = config.prefixReplacement

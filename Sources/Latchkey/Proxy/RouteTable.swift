@@ -18,9 +18,21 @@ struct RouteTable: Sendable {
     private enum PrefixesOfLength {
         /// One prefix has this length (the usual case: "/", "/api"): the path's bytes are
         /// compared with it, without hashing.
-        case one([UInt8], RoutesByPrefix)
+        case one(OnePrefix)
         /// Several do: `byPrefix` is looked up.
         case several
+    }
+
+    /// The one prefix of a length and its routes. A class: reading it for a request
+    /// retains one reference rather than the bytes and each of the routes' tables.
+    private final class OnePrefix: Sendable {
+        let bytes: [UInt8]
+        let routes: RoutesByPrefix
+
+        init(bytes: [UInt8], routes: RoutesByPrefix) {
+            self.bytes = bytes
+            self.routes = routes
+        }
     }
     private let byName: [String: Route]
     /// The listeners on which a route names each host, for `namesHost`.
@@ -59,7 +71,7 @@ struct RouteTable: Sendable {
             // Prefixes equal as Strings share a list; one of them alone holds the bytes
             // the path is compared with.
             guard prefixes.count == 1, let routes = byPrefix[Substring(decoding: prefix, as: UTF8.self)] else { return .several }
-            return .one(prefix, routes)
+            return .one(OnePrefix(bytes: prefix, routes: routes))
         }
         byName = Dictionary(routes.map { ($0.name, $0) }) { first, _ in first }
         hostListeners = HostListeners(routes)
@@ -95,43 +107,39 @@ struct RouteTable: Sendable {
     /// "/apix"; "/api/" matches "/api/x"), so the only prefixes worth looking up are those
     /// ending where the path does, just before a '/' or just after one: tried longest first.
     func match(listener: Int, path: Substring, host: Substring?, requiringHost: Bool = false) -> Route? {
-        let bytes = path.utf8
-        var best: (route: Route, characterCount: Int, rank: Int)?
-        // Only the lengths some route's prefix has are looked at, longest first; the path's
-        // bytes are read at those alone.
-        var length = Swift.min(bytes.count, prefixesOfLength.count - 1)
-        while length >= 0 {
-            defer { length -= 1 }
-            guard let prefixes = prefixesOfLength[length] else { continue }
-            let end = bytes.index(bytes.startIndex, offsetBy: length)
-            let atBoundary = end == bytes.endIndex || bytes[end] == UInt8(ascii: "/")
-                || (end > bytes.startIndex && bytes[bytes.index(before: end)] == UInt8(ascii: "/"))
-            guard atBoundary else { continue }
-            let prefix = path[..<end]
-            let routes: RoutesByPrefix
-            switch prefixes {
-            case .one(let bytes, let only):
-                guard Self.path(path, startsWith: bytes) else { continue }
-                routes = only
-            case .several:
-                guard let found = byPrefix[prefix] else { continue }
-                routes = found
+        // Over the path's bytes: Substring's indexing cost more than the rest of the match.
+        var contiguous = path
+        return contiguous.withUTF8 { bytes in
+            var best: (route: Route, characterCount: Int, rank: Int)?
+            // Only the lengths some route's prefix has are looked at, longest first; the
+            // path's bytes are read at those alone.
+            var length = Swift.min(bytes.count, prefixesOfLength.count - 1)
+            while length >= 0 {
+                defer { length -= 1 }
+                guard let prefixes = prefixesOfLength[length] else { continue }
+                let atBoundary = length == bytes.count || bytes[length] == UInt8(ascii: "/")
+                    || (length > 0 && bytes[length - 1] == UInt8(ascii: "/"))
+                guard atBoundary else { continue }
+                let prefix = UnsafeBufferPointer(rebasing: bytes[..<length])
+                let routes: RoutesByPrefix
+                switch prefixes {
+                case .one(let one):
+                    guard prefix.elementsEqual(one.bytes) else { continue }
+                    routes = one.routes
+                case .several:
+                    guard let found = byPrefix[path[..<path.utf8.index(path.utf8.startIndex, offsetBy: length)]] else { continue }
+                    routes = found
+                }
+                // A shorter prefix has as many Characters at most: past the best one's
+                // count, nothing shorter can win.
+                if let best, routes.characterCount < best.characterCount { break }
+                if let found = routes.match(prefix: prefix, listener: listener, host: host, requiringHost: requiringHost),
+                   Self.precedes(found, routes.characterCount, best) {
+                    best = (found.route, routes.characterCount, found.rank)
+                }
             }
-            // A shorter prefix has as many Characters at most: past the best one's count,
-            // nothing shorter can win.
-            if let best, routes.characterCount < best.characterCount { break }
-            if let found = routes.match(prefix: prefix, listener: listener, host: host, requiringHost: requiringHost),
-               Self.precedes(found, routes.characterCount, best) {
-                best = (found.route, routes.characterCount, found.rank)
-            }
+            return best?.route
         }
-        return best?.route
-    }
-
-    private static func path(_ path: Substring, startsWith prefix: [UInt8]) -> Bool {
-        path.utf8.withContiguousStorageIfAvailable { bytes in
-            bytes.count >= prefix.count && bytes[..<prefix.count].elementsEqual(prefix)
-        } ?? path.utf8.starts(with: prefix)
     }
 
     /// Whether a route with a prefix of `characterCount` Characters found at `rank` comes

@@ -28,9 +28,9 @@ struct RoutesByPrefix: Sendable {
 
     /// The route the old linear scan would have taken among these: a route naming the Host
     /// over one whose wildcard covers it over one naming none, then configuration order.
-    /// `prefix` is the request path's candidate prefix: a list can also hold a prefix only
-    /// canonically equal to it (String's hashing), which `Route.pathPrefix`'s bytes rule out.
-    func match(prefix: Substring, listener: Int, host: Substring?, requiringHost: Bool) -> (route: Route, rank: Int)? {
+    /// `prefix` is the request path's candidate prefix, its bytes: a list can also hold a prefix only
+    /// canonically equal to it (String's hashing), which `Route.pathPrefixBytes` rule out.
+    func match(prefix: UnsafeBufferPointer<UInt8>, listener: Int, host: Substring?, requiringHost: Bool) -> (route: Route, rank: Int)? {
         if let host {
             if let route = Self.first(exact[host], prefix: prefix, listener: listener) { return (route, 2) }
             if let route = bestSubdomainRoute(host, prefix: prefix, listener: listener) { return (route, 1) }
@@ -41,7 +41,7 @@ struct RoutesByPrefix: Sendable {
 
     /// Every wildcard covering `host` is looked up (one per label of it, the name itself
     /// excluded); the earliest in the configuration wins, as in the scan, not the longest.
-    private func bestSubdomainRoute(_ host: Substring, prefix: Substring, listener: Int) -> Route? {
+    private func bestSubdomainRoute(_ host: Substring, prefix: UnsafeBufferPointer<UInt8>, listener: Int) -> Route? {
         guard !subdomains.isEmpty else { return nil }
         var best: Route?
         for suffix in WildcardSuffixes(host) {
@@ -52,7 +52,7 @@ struct RoutesByPrefix: Sendable {
         return best
     }
 
-    private static func first(_ routes: [Route]?, prefix: Substring, listener: Int) -> Route? {
-        routes?.first { route in route.serves(listener: listener) && route.pathPrefix.utf8.elementsEqual(prefix.utf8) }
+    private static func first(_ routes: [Route]?, prefix: UnsafeBufferPointer<UInt8>, listener: Int) -> Route? {
+        routes?.first { route in route.serves(listener: listener) && route.pathPrefixBytes.elementsEqual(prefix) }
     }
 }
