@@ -27,6 +27,8 @@ enum FieldName: UInt8, Sendable, CaseIterable {
     case xForwardedProto
     case xForwardedHost
     case latchkeyIdentity
+    case origin
+    case secFetchSite
 
     /// The name of `bytes[range]`. The length decides which one or two comparisons to make.
     static func classify(_ bytes: UnsafeRawBufferPointer, _ name: Range<Int>) -> FieldName {
@@ -37,12 +39,12 @@ enum FieldName: UInt8, Sendable, CaseIterable {
         case 2: return named("te", .te) ?? .other
         case 3: return named("via", .via) ?? .other
         case 4: return named("host", .host) ?? .other
-        case 6: return named("cookie", .cookie) ?? named("expect", .expect) ?? .other
+        case 6: return named("cookie", .cookie) ?? named("expect", .expect) ?? named("origin", .origin) ?? .other
         case 7: return named("upgrade", .upgrade) ?? named("trailer", .trailer) ?? .other
         case 8: return named("location", .location) ?? .other
         case 10: return named("connection", .connection) ?? named("set-cookie", .setCookie) ?? named("keep-alive", .keepAlive) ?? .other
         case 13: return named("authorization", .authorization) ?? .other
-        case 14: return named("content-length", .contentLength) ?? .other
+        case 14: return named("content-length", .contentLength) ?? named("sec-fetch-site", .secFetchSite) ?? .other
         case 15: return named("x-forwarded-for", .xForwardedFor) ?? .other
         case 16: return named("content-location", .contentLocation) ?? named("x-forwarded-host", .xForwardedHost)
             ?? named("proxy-connection", .proxyConnection) ?? .other

@@ -52,6 +52,8 @@ extension HTTPField {
         public static var xForwardedProto: Name { Name("X-Forwarded-Proto", .xForwardedProto) }
         public static var xForwardedHost: Name { Name("X-Forwarded-Host", .xForwardedHost) }
         public static var latchkeyIdentity: Name { Name("Latchkey-Identity", .latchkeyIdentity) }
+        public static var origin: Name { Name("Origin", .origin) }
+        public static var secFetchSite: Name { Name("Sec-Fetch-Site", .secFetchSite) }
     }
 }
 

@@ -1,4 +1,5 @@
 import CLinux
+import LatchkeyHTTP
 import LatchkeyLoop
 #if canImport(Glibc)
 import Glibc
@@ -37,8 +38,8 @@ public enum SocketAddress: Sendable, Equatable, CustomStringConvertible {
     /// True for 127.0.0.0/8, ::1, IPv4-mapped loopback, and Unix sockets (local by nature).
     public var isLoopback: Bool {
         switch self {
-        case .ipv4(let host, _): host.hasPrefix("127.")
-        case .ipv6(let host, _): host == "::1" || host.hasPrefix("::ffff:127.")
+        case .ipv4(let host, _): host.hasBytePrefix("127.")
+        case .ipv6(let host, _): host == "::1" || host.hasBytePrefix("::ffff:127.")
         case .unix: true
         }
     }

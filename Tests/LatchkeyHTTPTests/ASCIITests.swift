@@ -37,3 +37,19 @@ import Testing
         }
     }
 }
+
+@Suite struct BytePrefixTests {
+    @Test func aPrefixIsComparedByItsBytes() {
+        #expect("127.0.0.1".hasBytePrefix("127."))
+        #expect("/.latchkey/health".hasBytePrefix("/.latchkey"))
+        #expect("/.latchkey".hasBytePrefix("/.latchkey"))
+        #expect("x".hasBytePrefix(""))
+        #expect(!"/.latch".hasBytePrefix("/.latchkey"))
+        #expect(!"128.0.0.1".hasBytePrefix("127."))
+        #expect(!"".hasBytePrefix("/"))
+        // Longer than a small string's 15 bytes, and not ASCII: still bytes.
+        #expect(String(repeating: "/.latchkey", count: 4).hasBytePrefix("/.latchkey"))
+        #expect("é/x".hasBytePrefix("é"))
+        #expect(!"e\u{301}/x".hasBytePrefix("é"))
+    }
+}

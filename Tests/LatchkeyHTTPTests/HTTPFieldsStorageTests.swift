@@ -207,7 +207,7 @@ import Testing
         ("x-forwarded-for", .xForwardedFor), ("content-location", .contentLocation), ("x-forwarded-host", .xForwardedHost),
         ("proxy-connection", .proxyConnection), ("transfer-encoding", .transferEncoding),
         ("x-forwarded-proto", .xForwardedProto), ("latchkey-identity", .latchkeyIdentity),
-        ("proxy-authorization", .proxyAuthorization),
+        ("proxy-authorization", .proxyAuthorization), ("origin", .origin), ("sec-fetch-site", .secFetchSite),
     ]
 
     @Test(arguments: known.map(\.0))

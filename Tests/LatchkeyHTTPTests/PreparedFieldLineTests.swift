@@ -72,7 +72,7 @@ import Testing
         let names = ["te", "via", "host", "cookie", "expect", "upgrade", "trailer", "location", "connection", "set-cookie",
                      "keep-alive", "authorization", "content-length", "x-forwarded-for", "content-location",
                      "x-forwarded-host", "proxy-connection", "transfer-encoding", "x-forwarded-proto", "latchkey-identity",
-                     "proxy-authorization"].map { HTTPField.Name($0) }
+                     "proxy-authorization", "origin", "sec-fetch-site"].map { HTTPField.Name($0) }
         #expect(Set(names.map { $0.known }) == Set(FieldName.allCases).subtracting([.other]))
         #expect(FieldName.allCases.allSatisfy { $0.rawValue < 32 })
         let all = HTTPFields(names.map { HTTPField(name: $0.text, value: "v") })

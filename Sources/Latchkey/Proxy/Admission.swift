@@ -77,7 +77,7 @@ final class Admission: Sendable {
         // every check.
         // The proxy's own paths all start with `/.latchkey`: one comparison spares every
         // other request the rest.
-        let ownPath = head.target.utf8.starts(with: StatusPageEndpoint.pathWithoutSlash.utf8)
+        let ownPath = head.target.hasBytePrefix(StatusPageEndpoint.ownPathPrefix)
         if ownPath, head.target == "/.latchkey/health" { return .serve(.health) }
         if ownPath, head.target == Readiness.path { return .serve(.readiness) }
         let policy = policies[listener]

@@ -12,20 +12,20 @@ enum BrowserOriginCheck {
         case otherSite
     }
 
-    /// Made once: every request on a route that injects is judged.
-    static let origin: HTTPField.Name = "Origin"
-    static let secFetchSite: HTTPField.Name = "Sec-Fetch-Site"
+    /// Known names (`FieldName`): every request on a route that injects is judged, and
+    /// most have neither, which one pass over the fields' classes says.
+    private static let browserNames = HTTPFields.NameSet([.origin, .secFetchSite])
 
     /// `overTLS`: the client reached the proxy over TLS (a TLS listener, or an intercepted
     /// tunnel), where the request's own origin is https.
     static func judge(_ fields: HTTPFields, host: String?, policy: ListenerPolicy, overTLS: Bool) -> Verdict {
         // Not a browser's request (curl, an SDK): nothing to judge, nothing to allocate.
-        guard fields.contains(origin) || fields.contains(secFetchSite) else { return .allowed }
-        for name in [origin, secFetchSite] where fields.values(named: name).count > 1 { return .ambiguous(name.text) }
-        if let origin = fields[origin], policy.allowedOrigins.contains(origin.lowercased()) { return .allowed }
+        guard fields.containsAny(of: browserNames) else { return .allowed }
+        for name in [HTTPField.Name.origin, .secFetchSite] where fields.values(named: name).count > 1 { return .ambiguous(name.text) }
+        if let origin = fields[.origin], policy.allowedOrigins.contains(origin.lowercased()) { return .allowed }
         // Fetch metadata: `same-site` is a page on another port of the same host (all of
         // localhost is one site), which is another origin to every browser check.
-        if policy.refusesSameSite, fields[secFetchSite]?.lowercased() == "same-site" { return .otherSite }
+        if policy.refusesSameSite, fields[.secFetchSite]?.lowercased() == "same-site" { return .otherSite }
         return CrossSiteCheck.isCrossSite(fields, host: host, overTLS: overTLS) ? .otherSite : .allowed
     }
 }

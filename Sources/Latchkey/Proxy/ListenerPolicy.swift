@@ -117,8 +117,8 @@ enum CrossSiteCheck {
     /// `overTLS`: the request came over TLS, where the proxy's own origin is https (RFC
     /// 6454 §4: the scheme is part of the origin).
     static func isCrossSite(_ fields: HTTPFields, host: String?, overTLS: Bool) -> Bool {
-        if let site = fields[BrowserOriginCheck.secFetchSite], site.lowercased() == "cross-site" { return true }
-        guard let origin = fields[BrowserOriginCheck.origin] else { return false }
+        if let site = fields[.secFetchSite], site.lowercased() == "cross-site" { return true }
+        guard let origin = fields[.origin] else { return false }
         guard let host else { return true }
         return origin.lowercased() != (overTLS ? "https://" : "http://") + host.lowercased()
     }

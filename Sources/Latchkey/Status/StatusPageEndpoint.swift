@@ -11,8 +11,10 @@ import LatchkeyConfig
 /// like `/.latchkey/identities`, whose report it renders.
 struct StatusPageEndpoint: Sendable {
     static let path = "/.latchkey/"
-    /// What a person types; sent on to `path`.
-    static let pathWithoutSlash = "/.latchkey"
+    /// What a person types; sent on to `path`. Every path of the proxy's own starts so.
+    static let pathWithoutSlash = ownPathPrefix.description
+    /// The same as bytes, which every request's target is compared with.
+    static let ownPathPrefix: StaticString = "/.latchkey"
 
     let identities: IdentitiesEndpoint
     let routes: [RouteConfig]

@@ -1,0 +1,11 @@
+extension String {
+    /// Whether the string's UTF-8 starts with `prefix`'s bytes. A comparison of bytes, for
+    /// prefixes of ASCII on the hot path, where `hasPrefix` compares Characters and costs a
+    /// few hundred instructions for "127." or "/.latchkey".
+    public func hasBytePrefix(_ prefix: StaticString) -> Bool {
+        let expected = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
+        return utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.count >= expected.count && UnsafeBufferPointer(rebasing: bytes[..<expected.count]).elementsEqual(expected)
+        } ?? utf8.starts(with: expected)
+    }
+}
