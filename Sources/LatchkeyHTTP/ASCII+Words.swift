@@ -17,6 +17,24 @@ extension ASCII {
         return (below | above).trailingZeroBitCount / 8
     }
 
+    /// How many bytes at the start of `word` are letters, digits or "-", 0 to 8: what field
+    /// names are made of. The bytewise test (`isTokenByte`) deals with the other token bytes.
+    @inline(__always)
+    static func nameBytePrefix(_ word: UInt64) -> Int {
+        // For bytes below 0x80, adding 0x80 - lo sets a byte's high bit when it is ≥ lo, and
+        // adding 0x7F - hi when it is > hi; no sum carries into the next byte. Bytes from
+        // 0x80 up are taken out by `~word`.
+        @inline(__always) func within(_ bytes: UInt64, _ lo: UInt64, _ hi: UInt64) -> UInt64 {
+            (bytes &+ ones &* (0x80 - lo)) & ~(bytes &+ ones &* (0x7F - hi))
+        }
+        let low = word & ~highBits
+        let letter = within(low | ones &* 0x20, 0x61, 0x7A)
+        let digit = within(low, 0x30, 0x39)
+        let dash = within(low, 0x2D, 0x2D)
+        let accepted = (letter | digit | dash) & ~word & highBits
+        return (~accepted & highBits).trailingZeroBitCount / 8
+    }
+
     @inline(__always)
     static func loadWord(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> UInt64 {
         UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))

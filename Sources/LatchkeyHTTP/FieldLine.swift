@@ -32,6 +32,14 @@ struct FieldLine {
         // field means to the next hop, so it is rejected.
         if ASCII.isWhitespace(bytes[start]) { throw HTTPParseError(.obsFold) }
         var index = start
+        // Eight bytes at a time while they are letters, digits or "-", as names mostly are. A
+        // load may reach past `limit` into the rest of the buffer; nothing past it is taken.
+        while index + 8 <= bytes.count {
+            let plain = ASCII.nameBytePrefix(ASCII.loadWord(bytes, index))
+            index += plain
+            guard plain == 8, index < limit else { break }
+        }
+        index = min(index, limit)
         while index < limit, ASCII.isTokenByte(bytes[index]) { index += 1 }
         let name = start..<index
         // A CR not followed by LF where a name or colon belongs is a bare CR, which the

@@ -38,6 +38,28 @@ import Testing
     }
 }
 
+extension ASCIITests {
+    @Test func theNameWordTestAgreesWithTheByteTest() {
+        var random = SeededGenerator(seed: 11)
+        let nameBytes = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-".utf8)
+        // The bytes on either side of each range, and their high-bit twins, where a borrow,
+        // a carry or the case fold would show.
+        let edges: [UInt8] = [0x00, 0x2C, 0x2D, 0x2E, 0x2F, 0x30, 0x39, 0x3A, 0x40, 0x41, 0x5A, 0x5B, 0x5E, 0x5F, 0x60,
+                              0x61, 0x7A, 0x7B, 0x7E, 0x7F, 0x80, 0xAD, 0xB0, 0xC1, 0xE1, 0xFA, 0xFF, 0x0D, 0x20, 0x3A]
+        for round in 0..<20_000 {
+            var bytes = (0..<8).map { _ in nameBytes.randomElement(using: &random)! }
+            for _ in 0..<(round % 3) {
+                bytes[Int.random(in: 0..<8, using: &random)] = round % 2 == 0
+                    ? edges.randomElement(using: &random)!
+                    : UInt8.random(in: 0...255, using: &random)
+            }
+            let word = bytes.withUnsafeBytes { ASCII.loadWord($0, 0) }
+            let expected = bytes.firstIndex { !nameBytes.contains($0) } ?? 8
+            #expect(ASCII.nameBytePrefix(word) == expected, "\(bytes)")
+        }
+    }
+}
+
 @Suite struct BytePrefixTests {
     @Test func aPrefixIsComparedByItsBytes() {
         #expect("127.0.0.1".hasBytePrefix("127."))
