@@ -2,22 +2,24 @@ import LatchkeyHTTP
 
 /// What to send upstream. The caller has already removed hop-by-hop and framing headers
 /// (`Connection`, `Transfer-Encoding`, `Content-Length`, …); `fields` includes `Host`.
-public struct UpstreamRequest: Sendable {
-    public var method: String
+/// A class, made once and only read: as a struct of some 230 bytes it was copied whole on
+/// its way out of the builder, its strings and arrays retained and released each time.
+public final class UpstreamRequest: Sendable {
+    public let method: String
     /// `scheme://authority`: what a connection is made for.
-    public var origin: String
+    public let origin: String
     /// The request target in origin form (RFC 9112 §3.2.1): the path, `/` when it is
     /// empty, and the query. Never logged here: it may carry an api_key.
-    public var target: String
-    public var fields: HTTPFields
-    public var body: UpstreamBody
-    public var options: UpstreamOptions
+    public let target: String
+    public let fields: HTTPFields
+    public let body: UpstreamBody
+    public let options: UpstreamOptions
     /// The jar whose cookies go with the request and which keeps the response's Set-Cookie;
     /// nil: the request's own Cookie field only, and nothing kept.
-    public var cookieJar: CookieJar?
+    public let cookieJar: CookieJar?
     /// The pool's key for the URL's origin and `options`, when the caller keeps one made
     /// (a route's); else it is made per request.
-    public var connectionKey: ConnectionKey?
+    public let connectionKey: ConnectionKey?
 
     /// A request made from its URL's parts: a route's, whose origin is fixed and whose
     /// target is made per request, so that no URL is composed to be taken apart again.
@@ -44,7 +46,7 @@ public struct UpstreamRequest: Sendable {
     /// A request to an absolute http(s) URL, taken apart here (`originAndTarget`). A URL
     /// that is not absolute stays whole as the origin, with no target: libcurl is handed it
     /// as it is, and Latchkey's own HTTP/1.1 refuses it.
-    public init(
+    public convenience init(
         method: String,
         url: String,
         fields: HTTPFields,

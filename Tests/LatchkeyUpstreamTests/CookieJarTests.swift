@@ -27,9 +27,7 @@ import Testing
     private func get(_ harness: UpstreamHarness, _ url: String, jar: CookieJar?, cookie: String? = nil) async -> Outcome {
         var fields: HTTPFields = ["Host": "app.test"]
         if let cookie { fields.append(name: "Cookie", value: cookie) }
-        var upstream = request(url, fields: fields)
-        upstream.cookieJar = jar
-        return await harness.perform(upstream)
+        return await harness.perform(UpstreamRequest(method: "GET", url: url, fields: fields, cookieJar: jar))
     }
 
     @Test func transfersOnDifferentLoopsShareOneJar() async throws {
