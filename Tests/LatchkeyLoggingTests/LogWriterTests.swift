@@ -23,6 +23,18 @@ import Testing
             _ = fcntl(write, 1031 /* F_SETPIPE_SZ */, 4096)
         }
 
+        /// Fills the pipe with "-" until it takes no more, so that the next write blocks
+        /// until the pipe is read; returns how many bytes that took.
+        func fill() -> Int {
+            let flags = fcntl(write, F_GETFL)
+            _ = fcntl(write, F_SETFL, flags | O_NONBLOCK)
+            defer { _ = fcntl(write, F_SETFL, flags) }
+            let chunk = [UInt8](repeating: UInt8(ascii: "-"), count: 512)
+            var total = 0
+            while case let count = Glibc.write(write, chunk, chunk.count), count > 0 { total += count }
+            return total
+        }
+
         /// Everything written until `done` says the text is complete, waiting up to 10 s
         /// for each piece.
         func readUntil(_ done: (String) -> Bool) -> String {
@@ -62,6 +74,9 @@ import Testing
         let counter = Counter(label: "latchkey_log_lines_dropped_total", factory: metrics)
         let writer = LogWriter(fd: output.write, capacity: 2048) { dropped in Array("dropped \(dropped)\n".utf8) }
         writer.countDroppedLines(in: counter)
+        // A full pipe from the start: the writer blocks on its first batch, and every line
+        // after it is kept or dropped while nobody reads, whatever the scheduling.
+        let filled = output.fill()
         let total = 1000
         for number in 0..<total { writer.append(Self.line(number)) }
 
@@ -72,7 +87,7 @@ import Testing
         func notes(_ text: String) -> [Int] {
             text.split(separator: "\n").compactMap { $0.hasPrefix("dropped ") ? Int($0.dropFirst(8)) : nil }
         }
-        let text = output.readUntil { notes($0).reduce(0, +) == dropped && $0.hasSuffix("\n") }
+        let text = String(output.readUntil { notes($0).reduce(0, +) == dropped && $0.hasSuffix("\n") }.dropFirst(filled))
         let lines = text.split(separator: "\n")
         #expect(notes(text).reduce(0, +) == dropped)
         #expect(lines.last?.hasPrefix("dropped ") == true)
