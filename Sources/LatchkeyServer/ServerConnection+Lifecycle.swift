@@ -25,9 +25,22 @@ extension ServerConnection {
         }
     }
 
+    /// The machine's deadline as of the connection's last activity. Lazily, as nginx's
+    /// timers: a deadline later than the armed one (the next request's keep-alive, a
+    /// response's progress), or none at all, leaves the timer armed where it is, and
+    /// `deadlinePassed` works the deadline out again when it fires. Keep-alive traffic then
+    /// moves nothing in the loop's heap per request, where it moved the timer twice.
     func updateTimer() {
         guard !machine.isClosed, !machine.isLingering else { return }
-        setTimer(machine.timerDeadline(now: loop.now, outputPending: pendingOutput > 0, settings: server.settings))
+        lastActivity = loop.now
+        guard let deadline = currentDeadline else { return }
+        if let armed = armedDeadline, armed <= deadline { return }
+        loop.arm(self, at: deadline)
+    }
+
+    /// When the machine's timeout falls, counted from the last activity; nil for none.
+    private var currentDeadline: LoopInstant? {
+        machine.timerDeadline(now: lastActivity, outputPending: pendingOutput > 0, settings: server.settings)
     }
 
     private func setTimer(_ deadline: LoopInstant?) {
@@ -41,6 +54,9 @@ extension ServerConnection {
     }
 
     func deadlinePassed() {
+        // The timer may be one `updateTimer` left early: the deadline as of now decides.
+        guard let deadline = currentDeadline else { return }
+        if deadline > loop.now { return loop.arm(self, at: deadline) }
         switch machine.timerFired(at: loop.now) {
         case .headTimedOut(let document):
             reject(document)
@@ -67,7 +83,8 @@ extension ServerConnection {
         tls?.shutdown()
         socket.shutdownWrite()
         if let reader { reader.input.consume(reader.input.readableCount) }
-        setTimer(machine.timerDeadline(now: loop.now, outputPending: false, settings: server.settings))
+        lastActivity = loop.now
+        setTimer(currentDeadline)
     }
 
     func discardUntilClosed() {

@@ -15,7 +15,7 @@ import LatchkeyTLS
 /// Loop-bound: its stored properties are `@exclusivity(unchecked)`, as `EventLoop` says why.
 final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
     // In this order the fields pack with no more than a few bytes of padding: the object
-    // is 195 bytes, 208 with malloc's rounding (200 at most for that). The socket's 4
+    // is 203 bytes, 224 with malloc's rounding (216 at most for that). The socket's 4
     // bytes fill `LoopTimer`'s last 4, the narrow ones follow `peer`'s 25.
     @exclusivity(unchecked) var socket: Socket
     let peer: SocketAddress?
@@ -43,6 +43,9 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
     @exclusivity(unchecked) var reader: RequestReader?
     @exclusivity(unchecked) var output: [UInt8] = []
     @exclusivity(unchecked) var outputOffset = 0
+    /// When the connection last read, wrote or changed state: its timeouts count from here
+    /// (`updateTimer`).
+    @exclusivity(unchecked) var lastActivity = LoopInstant(nanoseconds: 0)
 
     @exclusivity(unchecked) var exchange: ServerExchange?
     @exclusivity(unchecked) var handler: ExchangeHandler?

@@ -69,6 +69,25 @@ import Testing
         #expect(ContinuousClock.now - opened < .seconds(4))
     }
 
+    /// The timer is moved lazily (`ServerConnection.updateTimer`): when the first request's
+    /// idle deadline passes, the connection's last activity decides, and it stays open.
+    @Test func anIdleConnectionTimesOutCountingFromItsLastRequest() throws {
+        let server = try ServerHarness(settings: ConnectionSettings(idleTimeout: .seconds(2)))
+        let client = try TestClient(port: server.port)
+        client.send("GET /1 HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(client.read(until: "bytes=").contains("GET /1"))
+        Thread.sleep(forTimeInterval: 1.2)
+        client.send("GET /2 HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(client.read(until: "bytes=").contains("GET /2"))
+        // Past the first request's deadline, before the second's.
+        Thread.sleep(forTimeInterval: 1.3)
+        client.send("GET /3 HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(client.read(until: "bytes=").contains("GET /3"))
+        let answered = ContinuousClock.now
+        #expect(client.peerClosed())
+        #expect(ContinuousClock.now - answered > .seconds(1))
+    }
+
     @Test func trickledBodyGets408AtTheBodyTimeout() throws {
         let server = try ServerHarness(settings: ConnectionSettings(idleTimeout: .seconds(30), bodyTimeout: .milliseconds(500)))
         let client = try TestClient(port: server.port)
