@@ -20,9 +20,11 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
     }
 
     /// A key's parked connections, oldest first. A box, which the key's park events point
-    /// at: whether an event is live is then read without hashing its key again.
+    /// at: whether an event is live is then read without hashing its key again. Owned by
+    /// one pool on one loop: `@exclusivity(unchecked)`, as `EventLoop` says why (each take
+    /// and park checked an access at run time).
     private final class Stack {
-        var parked: [Parked] = []
+        @exclusivity(unchecked) var parked: [Parked] = []
     }
 
     /// A park event. It is live while its connection is still parked: then it is the first
