@@ -149,7 +149,8 @@ final class Route: Sendable {
                 let cut = Swift.min(cut, bytes.count)
                 let from = cut < bytes.count && bytes[cut] == UInt8(ascii: "/") ? cut
                     : cut > 0 && bytes[cut - 1] == UInt8(ascii: "/") ? cut - 1 : nil
-                return from.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0...]), as: UTF8.self) }
+                // All of the path is copied as it is (no second validation of its UTF-8).
+                return from.map { $0 == 0 ? String(path) : String(decoding: UnsafeBufferPointer(rebasing: bytes[$0...]), as: UTF8.self) }
             }
             if let piece = piece ?? nil { return piece }
         }
