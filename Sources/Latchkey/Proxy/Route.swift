@@ -102,7 +102,7 @@ final class Route: Sendable {
         upgrades = config.upgrades
         self.marksForwarding = marksForwarding
         fieldLines = UpstreamFieldLines(upstream: target, injectsCredentials: !config.injections.isEmpty,
-                                        passClientAuthorization: config.passClientAuthorization)
+                                        passClientAuthorization: config.passClientAuthorization, marksForwarding: marksForwarding)
     }
 
     var injectsCredentials: Bool { !injections.isEmpty }

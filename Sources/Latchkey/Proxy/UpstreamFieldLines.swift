@@ -19,9 +19,12 @@ struct UpstreamFieldLines: Sendable {
     static let forwardedProtoHTTP = PreparedFieldLine(name: .xForwardedProto, valuePrefix: "http")
     static let forwardedProtoHTTPS = PreparedFieldLine(name: .xForwardedProto, valuePrefix: "https")
 
-    init(upstream: UpstreamTarget, injectsCredentials: Bool, passClientAuthorization: Bool) {
+    init(upstream: UpstreamTarget, injectsCredentials: Bool, passClientAuthorization: Bool, marksForwarding: Bool) {
         var dropped: [HTTPField.Name] = [.contentLength, .expect, .host, .proxyAuthorization, .latchkeyIdentity]
         if injectsCredentials && !passClientAuthorization { dropped.append(.authorization) }
+        // Made anew (`UpstreamRequestBuilder.appendForwarded`): dropped with the rest and
+        // appended, where setting each looked for the client's first.
+        if marksForwarding { dropped += [.xForwardedFor, .xForwardedProto, .xForwardedHost] }
         self.dropped = HTTPFields.NameSet(dropped)
         upstreamHost = PreparedFieldLine(name: .host, valuePrefix: upstream.authority)
     }

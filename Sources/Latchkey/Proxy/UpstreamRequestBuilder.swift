@@ -26,6 +26,8 @@ enum UpstreamRequestBuilder {
         // One copy of the client's fields, with room for what is added below.
         fields.reserveCapacity(fields.count + 5 + route.injections.count)
         fields.removeHopByHop()
+        // Read before the route's dropped fields go, X-Forwarded-For among them.
+        let forwardedFor = route.marksForwarding ? fields[.xForwardedFor] : nil
         fields.removeAll(namedIn: route.fieldLines.dropped)
         if let inboundSecretHeader { fields.removeAll(named: HTTPField.Name(inboundSecretHeader)) }
         if route.preserveHost, let clientHost {
@@ -35,7 +37,9 @@ enum UpstreamRequestBuilder {
         }
         // The proxy's own cookies (the handoff's marks) are for the proxy alone.
         CookieHeader.removeProxyCookies(from: &fields)
-        if route.marksForwarding { appendForwarded(to: &fields, clientHost: clientHost, peer: peer, clientUsesTLS: clientUsesTLS) }
+        if route.marksForwarding {
+            appendForwarded(to: &fields, earlier: forwardedFor, clientHost: clientHost, peer: peer, clientUsesTLS: clientUsesTLS)
+        }
         if let via = route.via {
             let hop = "\(head.version.major).\(head.version.minor) \(via)"
             if let existing = fields[.via] { fields.set(name: .via, value: existing + ", " + hop) } else { fields.append(name: .via, value: hop) }
@@ -105,17 +109,15 @@ enum UpstreamRequestBuilder {
         }
     }
 
-    /// X-Forwarded-For gets the peer appended to what earlier proxies said;
-    /// X-Forwarded-Proto and -Host describe this hop.
-    private static func appendForwarded(to fields: inout HTTPFields, clientHost: String?, peer: SocketAddress?, clientUsesTLS: Bool) {
+    /// X-Forwarded-For gets the peer appended to what earlier proxies said (`earlier`, the
+    /// client's first such field); X-Forwarded-Proto and -Host describe this hop. The
+    /// client's own are gone by now (`UpstreamFieldLines.dropped`).
+    private static func appendForwarded(to fields: inout HTTPFields, earlier: String?, clientHost: String?, peer: SocketAddress?,
+                                        clientUsesTLS: Bool) {
         let peerHost = peer?.host ?? "unix"
-        if let existing = fields[.xForwardedFor] {
-            fields.set(UpstreamFieldLines.forwardedFor, filling: existing + ", " + peerHost)
-        } else {
-            fields.append(UpstreamFieldLines.forwardedFor, filling: peerHost)
-        }
-        fields.set(clientUsesTLS ? UpstreamFieldLines.forwardedProtoHTTPS : UpstreamFieldLines.forwardedProtoHTTP)
-        if let clientHost { fields.set(UpstreamFieldLines.forwardedHost, filling: clientHost) }
+        fields.append(UpstreamFieldLines.forwardedFor, filling: earlier.map { $0 + ", " + peerHost } ?? peerHost)
+        fields.append(clientUsesTLS ? UpstreamFieldLines.forwardedProtoHTTPS : UpstreamFieldLines.forwardedProtoHTTP)
+        if let clientHost { fields.append(UpstreamFieldLines.forwardedHost, filling: clientHost) }
     }
 }
 
