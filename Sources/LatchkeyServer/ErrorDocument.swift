@@ -4,8 +4,9 @@ import LatchkeyHTTP
 /// JSON shape, built here and nowhere else: `{"error": "...", "message": "...", "route": "..."}`,
 /// with `"host"` when a forward proxy refuses a destination.
 /// `error` is a stable machine-readable code; `message` is for people and never carries a
-/// secret, a header value or a request byte.
-public struct ErrorDocument: Sendable, Equatable {
+/// secret, a header value or a request byte. An `Error`: a check that refuses throws the
+/// answer it gives.
+public struct ErrorDocument: Error, Sendable, Equatable {
     public var status: Int
     public var error: String
     public var message: String

@@ -47,18 +47,18 @@ enum RouteIdentitiesFixture {
 
     func table() -> RouteTable { RouteIdentitiesFixture.table(identities) }
 
-    func choose(_ path: Substring, _ fields: HTTPFields, in table: RouteTable) -> IdentityHeader.Choice {
+    func choose(_ path: Substring, _ fields: HTTPFields, in table: RouteTable) -> Result<Identity?, ErrorDocument> {
         let route = table.match(listener: 0, path: path, host: nil)!
-        return IdentityHeader.choose(for: route, fields: fields, isKnown: { identities[$0] != nil })
+        return Result { () throws(ErrorDocument) in try IdentityHeader.choose(for: route, fields: fields, isKnown: { identities[$0] != nil }) }
     }
 
-    func chosen(_ choice: IdentityHeader.Choice) -> String? {
-        if case .use(let identity) = choice { return identity?.name }
+    func chosen(_ choice: Result<Identity?, ErrorDocument>) -> String? {
+        if case .success(let identity) = choice { return identity?.name }
         return nil
     }
 
-    func refusal(_ choice: IdentityHeader.Choice) -> ErrorDocument? {
-        if case .refuse(let document) = choice { return document }
+    func refusal(_ choice: Result<Identity?, ErrorDocument>) -> ErrorDocument? {
+        if case .failure(let document) = choice { return document }
         return nil
     }
 
@@ -68,7 +68,7 @@ enum RouteIdentitiesFixture {
         #expect(table.selectable["kii"]?.use("bob") == true)
         #expect(chosen(choose("/kii", ["Host": "h"], in: table)) == "bob")
         #expect(chosen(choose("/solo", ["Host": "h"], in: table)) == "alice")
-        guard case .use(nil) = choose("/plain", ["Host": "h"], in: table) else {
+        guard case .success(nil) = choose("/plain", ["Host": "h"], in: table) else {
             Issue.record("a route without identities injects none")
             return
         }

@@ -155,9 +155,10 @@ final class Admission: Sendable {
         }
 
         let identity: Identity?
-        switch IdentityHeader.choose(for: route, fields: head.fields, isKnown: { identities[$0] != nil }) {
-        case .use(let chosen): identity = chosen
-        case .refuse(let document): return .refuse(document, route: route)
+        do {
+            identity = try IdentityHeader.choose(for: route, fields: head.fields, isKnown: { identities[$0] != nil })
+        } catch {
+            return .refuse(error, route: route)
         }
 
         let inboundHeader: String? = if case .sharedSecret(let header, _) = policy.inbound { header } else { nil }

@@ -10,30 +10,26 @@ import LatchkeyServer
 enum IdentityHeader {
     static let name = "Latchkey-Identity"
 
-    enum Choice {
-        /// The identity to inject; nil on a route that injects none.
-        case use(Identity?)
-        case refuse(ErrorDocument)
-    }
-
-    /// The identity a request on `route` uses. `isKnown` tells a configured identity's
-    /// name, which a refusal may repeat, from anything else a client sent, which it never
-    /// does: a message never carries a request's bytes.
-    static func choose(for route: Route, fields: HTTPFields, isKnown: (String) -> Bool) -> Choice {
-        guard let asked = fields[.latchkeyIdentity] else { return .use(route.identities?.current) }
+    /// The identity a request on `route` uses (nil on a route that injects none), or the
+    /// refusal. `isKnown` tells a configured identity's name, which a refusal may repeat,
+    /// from anything else a client sent, which it never does: a message never carries a
+    /// request's bytes. The refusal is thrown: an enum holding it was copied and destroyed
+    /// whole on every request, which nearly always has no refusal.
+    static func choose(for route: Route, fields: HTTPFields, isKnown: (String) -> Bool) throws(ErrorDocument) -> Identity? {
+        guard let asked = fields[.latchkeyIdentity] else { return route.identities?.current }
         guard let identities = route.identities else {
-            return refuse(route, "route \(route.name) injects no identity; send no \(name) header")
+            throw refusal(route, "route \(route.name) injects no identity; send no \(name) header")
         }
         guard fields.values(named: .latchkeyIdentity).count == 1 else {
-            return .refuse(ErrorDocument(status: 400, error: "bad_request", message: "more than one \(name) header", route: route.name))
+            throw ErrorDocument(status: 400, error: "bad_request", message: "more than one \(name) header", route: route.name)
         }
-        if let identity = identities.named(asked) { return .use(identity) }
+        if let identity = identities.named(asked) { return identity }
         let what = isKnown(asked) ? "identity \(asked)" : "an identity this configuration does not have"
-        return refuse(route, "the \(name) header names \(what), which route \(route.name) does not allow "
+        throw refusal(route, "the \(name) header names \(what), which route \(route.name) does not allow "
             + "(allowed: \(identities.names.joined(separator: ", ")))")
     }
 
-    private static func refuse(_ route: Route, _ message: String) -> Choice {
-        .refuse(ErrorDocument(status: 403, error: "identity_not_allowed", message: message, route: route.name))
+    private static func refusal(_ route: Route, _ message: String) -> ErrorDocument {
+        ErrorDocument(status: 403, error: "identity_not_allowed", message: message, route: route.name)
     }
 }
