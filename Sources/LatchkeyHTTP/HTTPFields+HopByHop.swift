@@ -13,6 +13,9 @@ extension HTTPFields {
         var names = NameSet.alwaysHopByHop
         lines.withUnsafeBytes { lines in
             for entry in entries where entry.name == .connection {
+                // Those two alone, as most peers send them: no list to walk.
+                if ASCII.equalsCaseInsensitive(lines, entry.valueRange, "keep-alive")
+                    || ASCII.equalsCaseInsensitive(lines, entry.valueRange, "close") { continue }
                 try? ASCII.forEachListElement(lines, entry.valueRange) { element in
                     let known = FieldName.classify(lines, element)
                     if known != .other {
