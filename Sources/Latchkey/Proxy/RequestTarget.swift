@@ -28,35 +28,37 @@ struct RequestTarget {
         return (mark, hasDotSegment(UnsafeBufferPointer(rebasing: target[..<(mark ?? target.count)])))
     }
 
-    /// Scans the path once, segment by segment, decoding only "%2e" (RFC 3986 §2.3: it is
-    /// an unreserved character, so servers treat it as ".").
+    /// Whether a segment of the path is "." or "..", "%2e" read as a dot (RFC 3986 §2.3: it
+    /// is an unreserved character, so servers treat it as "."). Only a segment that starts
+    /// with "." or "%" can be one: the others cost the search for the next "/".
     private static func hasDotSegment(_ path: UnsafeBufferPointer<UInt8>) -> Bool {
-        var dots = 0
-        var other = false
-        var iterator = path.makeIterator()
-        var pending: UInt8? = iterator.next()
-        while let byte = pending {
-            pending = iterator.next()
-            switch byte {
-            case UInt8(ascii: "/"):
-                if !other && (dots == 1 || dots == 2) { return true }
-                dots = 0
-                other = false
-            case UInt8(ascii: "."):
-                dots += 1
-            case UInt8(ascii: "%"):
-                let high = pending
-                let low = iterator.next()
-                pending = iterator.next()
-                if high == UInt8(ascii: "2"), low == UInt8(ascii: "e") || low == UInt8(ascii: "E") {
-                    dots += 1
-                } else {
-                    other = true
-                }
-            default:
-                other = true
-            }
+        var start = 0
+        while let slash = path[start...].firstIndex(of: UInt8(ascii: "/")) {
+            start = slash + 1
+            guard start < path.count, path[start] == UInt8(ascii: ".") || path[start] == UInt8(ascii: "%") else { continue }
+            if isDotSegment(path, from: start) { return true }
         }
-        return !other && (dots == 1 || dots == 2)
+        return false
+    }
+
+    /// Whether the segment at `start`, to the next "/" or the end, is one or two dots. A
+    /// "%" that does not start "%2e" makes it another segment, without hiding a "/" after
+    /// it: "/%/../x" has a ".." segment.
+    private static func isDotSegment(_ path: UnsafeBufferPointer<UInt8>, from start: Int) -> Bool {
+        var dots = 0
+        var index = start
+        while index < path.count, path[index] != UInt8(ascii: "/") {
+            if path[index] == UInt8(ascii: ".") {
+                index += 1
+            } else if path[index] == UInt8(ascii: "%"), index + 2 < path.count, path[index + 1] == UInt8(ascii: "2"),
+                      path[index + 2] | 0x20 == UInt8(ascii: "e") {
+                index += 3
+            } else {
+                return false
+            }
+            dots += 1
+            if dots > 2 { return false }
+        }
+        return dots > 0
     }
 }
