@@ -31,6 +31,19 @@ import Testing
         #expect(p.acceptsHost("api.local:8080"))
     }
 
+    /// A few names are compared in turn, many are hashed (`HostNames`): the same answers.
+    @Test func manyConfiguredNamesAreLookedUpAsAFewAre() {
+        let names = (1...12).map { "api\($0).local" }
+        let p = policy(names)
+        for name in names {
+            #expect(p.acceptsHost(name) && p.acceptsHost(name + ":8080") && p.acceptsHost(name.uppercased() + ":8080"), "\(name)")
+        }
+        #expect(p.acceptsHost("localhost:8080"))
+        for host in ["api13.local", "api1.local:9999", "localhost", "api1.locall"] {
+            #expect(!p.acceptsHost(host), "\(host)")
+        }
+    }
+
     @Test func aWildcardAcceptsTheNamesUnderItsDomainWithTheListenPort() {
         let p = policy(["*.example.com"])
         for host in ["api.example.com", "API.example.com:8080", "a.b.example.com"] {
