@@ -33,17 +33,20 @@ public final class CredentialSnapshot: Sendable {
     public let values: [String: String]
     /// Every distinct value, for log redaction.
     public let redactionMask: SecretMask
+    /// `values`, for the requests' lookups.
+    private let table: StringTable<String>
 
     public init(generation: UInt64, values: [String: String]) {
         self.generation = generation
         self.values = values
         redactionMask = SecretMask(values.values)
+        table = StringTable(values)
     }
 
     /// Every distinct non-empty value, longest first.
     public var redactionValues: [String] { redactionMask.values }
 
-    public subscript(name: String) -> String? { values[name] }
+    public subscript(name: String) -> String? { table[name] }
 }
 
 /// What one reload pass found.

@@ -31,7 +31,7 @@ import Testing
         #expect(p.acceptsHost("api.local:8080"))
     }
 
-    /// A few names are compared in turn, many are hashed (`HostNames`): the same answers.
+    /// A few names are compared in turn, many are hashed (`StringTable`): the same answers.
     @Test func manyConfiguredNamesAreLookedUpAsAFewAre() {
         let names = (1...12).map { "api\($0).local" }
         let p = policy(names)

@@ -11,7 +11,7 @@ final class ListenerPolicy: Sendable {
     let name: String
     /// Accepted Host values, lower-cased, with and without port where that applies. Nil
     /// accepts any Host (Unix sockets, which browsers cannot reach, or `allowed_hosts: ["*"]`).
-    let allowedHosts: HostNames?
+    let allowedHosts: StringTable<Void>?
     /// `allowed_hosts` wildcards (`*.example.com`, `*.example.com:8443`): the names each
     /// covers, and the Host ports it takes them with ("" for a Host without one).
     let allowedDomains: [(pattern: HostPattern, ports: Set<Substring>)]
@@ -95,7 +95,7 @@ final class ListenerPolicy: Sendable {
             hosts.insert("\(name):\(port)")
             if port == 80 || config.allowedHosts.contains(where: { $0.lowercased() == name }) { hosts.insert(name) }
         }
-        allowedHosts = HostNames(hosts)
+        allowedHosts = StringTable(Dictionary(uniqueKeysWithValues: hosts.map { ($0, ()) }))
     }
 
     func acceptsHost(_ host: String?) -> Bool {
