@@ -161,6 +161,19 @@ def test_loopback_hosts_accepted(proxy, upstream, name):
     assert r.status == 200, r
 
 
+@pytest.mark.parametrize("path", ["/a/../echo", "/..", "/a/./echo", "/a/%2e%2e/echo", "/a/%2E./echo", "/%/../echo"])
+def test_dot_segments_refused(proxy, upstream, path):
+    r = proxy.get(path)
+    assert r.status == 400 and r.json()["error"] == "bad_request", r
+    assert upstream.accepted == 0
+
+
+def test_dots_within_a_segment_are_forwarded(proxy, upstream):
+    for path in ("/a/..b", "/a/...", "/.well-known/x", "/a/%2/b"):
+        r = proxy.get(path)
+        assert r.status == 200 and r.json()["path"] == path, (path, r)
+
+
 def test_allowed_hosts_extend_the_list(latchkey, upstream):
     p = latchkey.serve(config(upstream.url, listeners=[{"name": "main", "allowed_hosts": ["myproxy.test"]}]))
     assert p.get("/echo", host=f"myproxy.test:{p.port}").status == 200
