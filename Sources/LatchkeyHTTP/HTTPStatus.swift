@@ -1,8 +1,9 @@
 /// Status codes and their reason phrases (RFC 9110 §15, plus RFC 6585).
 public enum HTTPStatus {
     /// The registered reason phrase, or "" for a code without one (RFC 9112 §4: the
-    /// reason-phrase may be empty; clients ignore it).
-    public static func reasonPhrase(_ status: Int) -> String {
+    /// reason-phrase may be empty; clients ignore it). Static text: a status line copies its
+    /// bytes, where a String's UTF-8 view was appended a byte at a time.
+    public static func reasonPhrase(_ status: Int) -> StaticString {
         switch status {
         case 100: "Continue"
         case 101: "Switching Protocols"

@@ -6,15 +6,20 @@ public enum ResponseHeadEncoder {
     public static func encode(status: Int, fields: HTTPFields, into buffer: inout [UInt8]) {
         let code = (100...999).contains(status) ? status : 500
         buffer.reserveCapacity(buffer.count + 17 + 32 + FieldSectionEncoder.estimate(fields))
-        buffer.append(contentsOf: "HTTP/1.1 ".utf8)
+        append("HTTP/1.1 ", to: &buffer)
         buffer.append(ASCII.zero + UInt8(code / 100))
         buffer.append(ASCII.zero + UInt8(code / 10 % 10))
         buffer.append(ASCII.zero + UInt8(code % 10))
         buffer.append(ASCII.sp)
-        buffer.append(contentsOf: HTTPStatus.reasonPhrase(code).utf8)
+        append(HTTPStatus.reasonPhrase(code), to: &buffer)
         buffer.append(ASCII.cr)
         buffer.append(ASCII.lf)
         FieldSectionEncoder.append(fields, to: &buffer)
+    }
+
+    /// The text's bytes in one copy.
+    private static func append(_ text: StaticString, to buffer: inout [UInt8]) {
+        text.withUTF8Buffer { buffer.append(contentsOf: $0) }
     }
 }
 
