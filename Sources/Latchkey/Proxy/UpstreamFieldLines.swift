@@ -3,8 +3,8 @@ import LatchkeyHTTP
 
 /// What a route does to every request's fields, worked out when the route is made: the
 /// client's fields it drops, as one set removed in one pass, and the lines it adds,
-/// prepared (`PreparedFieldLine`; an injection's with it, `RouteInjection`) so that a request copies bytes instead of building
-/// strings and checking names.
+/// prepared (`PreparedFieldLine`; an injection's is kept with it, `RouteInjection`) so
+/// that a request copies bytes instead of building strings and checking names.
 struct UpstreamFieldLines: Sendable {
     /// Framing is re-made for the upstream and Host is set; RFC 9110 §11.7.2: credentials
     /// for this proxy are not the upstream's business, nor is the identity a request picked;
