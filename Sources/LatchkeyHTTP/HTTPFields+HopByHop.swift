@@ -7,7 +7,14 @@ extension HTTPFields {
     /// a client steer the next hop's framing or connection handling.
     public mutating func removeHopByHop() {
         // Nothing to remove (the usual case): leave the storage alone rather than copy it.
-        guard entries.contains(where: { $0.name.isAlwaysHopByHop }) else { return }
+        guard let names = hopByHopNames() else { return }
+        removeEntries { entry, lines in names.contains(entry, in: lines) }
+    }
+
+    /// The names `removeHopByHop` removes: the fixed set and those `Connection` lists; nil
+    /// when no field is one of them.
+    public func hopByHopNames() -> NameSet? {
+        guard entries.contains(where: { $0.name.isAlwaysHopByHop }) else { return nil }
         // The names listed in Connection, collected before anything is removed. The usual
         // values ("keep-alive", "close") name nothing beyond the fixed set.
         var names = NameSet.alwaysHopByHop
@@ -26,6 +33,6 @@ extension HTTPFields {
                 }
             }
         }
-        removeEntries { entry, lines in names.contains(entry, in: lines) }
+        return names
     }
 }

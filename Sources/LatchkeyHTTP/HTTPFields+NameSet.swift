@@ -17,7 +17,7 @@ extension HTTPFields {
             for name in names { insert(known: name) }
         }
 
-        mutating func insert(_ name: Name) {
+        public mutating func insert(_ name: Name) {
             if name.known != .other {
                 insert(known: name.known)
             } else if !others.contains(name) {
@@ -29,6 +29,16 @@ extension HTTPFields {
             known |= Self.bit(name)
         }
 
+        public mutating func formUnion(_ other: NameSet) {
+            known |= other.known
+            for name in other.others where !others.contains(name) { others.append(name) }
+        }
+
+        public func contains(_ name: Name) -> Bool {
+            name.known != .other ? known & Self.bit(name.known) != 0 : others.contains(name)
+        }
+
+        @inline(__always)
         func contains(_ entry: Entry, in lines: UnsafeRawBufferPointer) -> Bool {
             if entry.name != .other { return known & Self.bit(entry.name) != 0 }
             // Most fields are of other names, and most sets hold no other name.
@@ -44,6 +54,37 @@ extension HTTPFields {
     /// Whether a field is named in `names`: one pass over the fields for all of them.
     public func containsAny(of names: NameSet) -> Bool {
         lines.withUnsafeBytes { lines in entries.contains { names.contains($0, in: lines) } }
+    }
+
+    /// A copy without the fields named in `names`, with room for `extra` more: one pass
+    /// that copies the lines of the fields kept, those next to each other in one piece, so
+    /// that the copy holds no dead bytes. What a proxy forwards starts as such a copy of
+    /// what it received; copying all and removing after copied the lines and walked the
+    /// fields once for each removal.
+    public init(_ fields: HTTPFields, removing names: NameSet, reservingCapacity extra: Int) {
+        self.init()
+        entries.reserveCapacity(fields.entries.count + extra)
+        lines.reserveCapacity(fields.lines.count - fields.deadBytes + extra * 48)
+        fields.lines.withUnsafeBufferPointer { source in
+            // The run of source lines not yet copied, and how far its fields move.
+            var run = 0..<0
+            var shift = 0
+            for entry in fields.entries where !names.contains(entry, in: UnsafeRawBufferPointer(source)) {
+                let line = entry.lineRange
+                if run.isEmpty || run.upperBound != line.lowerBound {
+                    lines.append(contentsOf: UnsafeBufferPointer(rebasing: source[run]))
+                    run = line
+                    shift = lines.count - line.lowerBound
+                } else {
+                    run = run.lowerBound..<line.upperBound
+                }
+                var moved = entry
+                moved.start = UInt32(Int(entry.start) + shift)
+                moved.valueStart = UInt32(Int(entry.valueStart) + shift)
+                entries.append(moved)
+            }
+            lines.append(contentsOf: UnsafeBufferPointer(rebasing: source[run]))
+        }
     }
 
     /// Removes every field named in `names`, in one pass over the fields.

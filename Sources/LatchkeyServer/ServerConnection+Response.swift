@@ -4,13 +4,11 @@ import LatchkeyLoop
 /// The response side of a connection: framing, the 100-continue interim response, and
 /// writing with backpressure. Heads and bodies queued in one loop turn leave in one send.
 extension ServerConnection {
-    func sendHead(_ exchange: ServerExchange, status: Int, fields: HTTPFields) {
+    func sendHead(_ exchange: ServerExchange, status: Int, fields: HTTPFields, contentLength length: UInt64?) {
         guard exchange === self.exchange else { return }
         // The two pieces of the request head needed, not a copy of all of it.
         let method = exchange.head.method
         var fields = fields
-        // Callers hand over one valid length (the proxy checks the upstream's).
-        let length = try? fields.contentLength()
         guard let plan = machine.responseHeadStarting(
             carriesBody: responseCarriesBody(requestMethod: method, status: status),
             contentLength: length, version: exchange.head.version) else { return }

@@ -52,7 +52,14 @@ public final class ServerExchange {
     /// `fields` is honoured, otherwise HTTP/1.1 clients get chunked encoding and HTTP/1.0
     /// clients a close-delimited body. Hop-by-hop fields must already be gone.
     public func sendHead(status: Int, fields: HTTPFields) {
-        connection?.sendHead(self, status: status, fields: fields)
+        sendHead(status: status, fields: fields, contentLength: try? fields.contentLength())
+    }
+
+    /// `sendHead(status:fields:)` for a caller that has read and checked the fields'
+    /// Content-Length (`HTTPFields.contentLength()`): `contentLength` is its value, nil
+    /// for none.
+    public func sendHead(status: Int, fields: HTTPFields, contentLength: UInt64?) {
+        connection?.sendHead(self, status: status, fields: fields, contentLength: contentLength)
     }
 
     /// Queues body bytes (copied). Returns false once the buffer is over its high-water

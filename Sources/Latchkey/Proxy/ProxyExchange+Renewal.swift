@@ -41,8 +41,9 @@ extension ProxyExchange {
     /// Returns false when the client's buffer is over its high-water mark.
     @discardableResult
     func relay(_ held: ExchangeMachine.HeldAnswer, renewedForNextRequest: Bool) -> Bool {
-        relayHead(status: held.status, fields: held.fields, chunked: held.fields.contains(.transferEncoding),
-                  renewedForNextRequest: renewedForNextRequest)
+        // Only a head whose framing is valid is held (`framingValid`).
+        guard let framing = Self.framing(of: held.fields) else { preconditionFailure("a head with invalid framing held") }
+        relayHead(status: held.status, fields: held.fields, framing: framing, renewedForNextRequest: renewedForNextRequest)
         return held.body.withUnsafeBytes { exchange.sendBody($0) }
     }
 

@@ -22,14 +22,15 @@ enum UpstreamRequestBuilder {
         cookieJar: CookieJar? = nil,
         credential: (RouteInjection) -> String?
     ) -> UpstreamRequest {
-        var fields = head.fields
-        // One copy of the client's fields, with room for what is added below.
-        fields.reserveCapacity(fields.count + 5 + route.injections.count)
-        fields.removeHopByHop()
-        // Read before the route's dropped fields go, X-Forwarded-For among them.
-        let forwardedFor = route.marksForwarding ? fields[.xForwardedFor] : nil
-        fields.removeAll(namedIn: route.fieldLines.dropped)
-        if let inboundSecretHeader { fields.removeAll(named: HTTPField.Name(inboundSecretHeader)) }
+        // One copy of the client's fields without those that go, with room for what is
+        // added below: the hop-by-hop ones, the route's dropped ones (X-Forwarded-For among
+        // them, read first unless Connection named it) and the listener's secret.
+        var removed = route.fieldLines.dropped
+        let hopByHop = head.fields.hopByHopNames()
+        if let hopByHop { removed.formUnion(hopByHop) }
+        if let inboundSecretHeader { removed.insert(HTTPField.Name(inboundSecretHeader)) }
+        let forwardedFor = route.marksForwarding && hopByHop?.contains(.xForwardedFor) != true ? head.fields[.xForwardedFor] : nil
+        var fields = HTTPFields(head.fields, removing: removed, reservingCapacity: 5 + route.injections.count)
         if route.preserveHost, let clientHost {
             fields.append(UpstreamFieldLines.host, filling: clientHost)
         } else {
