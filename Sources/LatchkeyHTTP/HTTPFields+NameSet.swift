@@ -56,37 +56,6 @@ extension HTTPFields {
         lines.withUnsafeBytes { lines in entries.contains { names.contains($0, in: lines) } }
     }
 
-    /// A copy without the fields named in `names`, with room for `extra` more: one pass
-    /// that copies the lines of the fields kept, those next to each other in one piece, so
-    /// that the copy holds no dead bytes. What a proxy forwards starts as such a copy of
-    /// what it received; copying all and removing after copied the lines and walked the
-    /// fields once for each removal.
-    public init(_ fields: HTTPFields, removing names: NameSet, reservingCapacity extra: Int) {
-        self.init()
-        entries.reserveCapacity(fields.entries.count + extra)
-        lines.reserveCapacity(fields.lines.count - fields.deadBytes + extra * 48)
-        fields.lines.withUnsafeBufferPointer { source in
-            // The run of source lines not yet copied, and how far its fields move.
-            var run = 0..<0
-            var shift = 0
-            for entry in fields.entries where !names.contains(entry, in: UnsafeRawBufferPointer(source)) {
-                let line = entry.lineRange
-                if run.isEmpty || run.upperBound != line.lowerBound {
-                    lines.append(contentsOf: UnsafeBufferPointer(rebasing: source[run]))
-                    run = line
-                    shift = lines.count - line.lowerBound
-                } else {
-                    run = run.lowerBound..<line.upperBound
-                }
-                var moved = entry
-                moved.start = UInt32(Int(entry.start) + shift)
-                moved.valueStart = UInt32(Int(entry.valueStart) + shift)
-                entries.append(moved)
-            }
-            lines.append(contentsOf: UnsafeBufferPointer(rebasing: source[run]))
-        }
-    }
-
     /// Removes every field named in `names`, in one pass over the fields.
     public mutating func removeAll(namedIn names: NameSet) {
         // Nothing to remove (the usual case): no pass that may copy the storage.

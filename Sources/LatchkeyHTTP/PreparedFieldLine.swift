@@ -3,8 +3,9 @@
 /// (a route's `Host: api.example.com`, `Authorization: Bearer ` and the token after it).
 /// Storing it copies bytes and checks only that piece; `append(name:value:)` would
 /// recognise the name, check all of it and write the line a few bytes at a time, for every
-/// request.
-public struct PreparedFieldLine: Sendable {
+/// request. A class, made once and read in place: a copy per request retained and released
+/// its two arrays.
+public final class PreparedFieldLine: Sendable {
     let known: FieldName
     let nameCount: Int
     /// `name: ` and the start of the value.

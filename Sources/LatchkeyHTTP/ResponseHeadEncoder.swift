@@ -6,20 +6,15 @@ public enum ResponseHeadEncoder {
     public static func encode(status: Int, fields: HTTPFields, into buffer: inout [UInt8]) {
         let code = (100...999).contains(status) ? status : 500
         buffer.reserveCapacity(buffer.count + 17 + 32 + FieldSectionEncoder.estimate(fields))
-        append("HTTP/1.1 ", to: &buffer)
+        buffer.write("HTTP/1.1 ")
         buffer.append(ASCII.zero + UInt8(code / 100))
         buffer.append(ASCII.zero + UInt8(code / 10 % 10))
         buffer.append(ASCII.zero + UInt8(code % 10))
         buffer.append(ASCII.sp)
-        append(HTTPStatus.reasonPhrase(code), to: &buffer)
+        buffer.write(HTTPStatus.reasonPhrase(code))
         buffer.append(ASCII.cr)
         buffer.append(ASCII.lf)
         FieldSectionEncoder.append(fields, to: &buffer)
-    }
-
-    /// The text's bytes in one copy.
-    private static func append(_ text: StaticString, to buffer: inout [UInt8]) {
-        text.withUTF8Buffer { buffer.append(contentsOf: $0) }
     }
 }
 
@@ -35,69 +30,106 @@ public enum RequestHeadEncoder {
         // rest of the head.
         return method.withUTF8 { method in
             target.withUTF8 { target in
-                guard !method.isEmpty, method.allSatisfy(ASCII.isTokenByte),
-                      !target.isEmpty, target.allSatisfy({ $0 > ASCII.sp && $0 < 0x7F }) else { return false }
+                guard fitsRequestLine(method: method, target: target) else { return false }
                 buffer.reserveCapacity(buffer.count + method.count + target.count + 12 + FieldSectionEncoder.estimate(fields))
-                buffer.append(contentsOf: method)
-                buffer.append(ASCII.sp)
-                buffer.append(contentsOf: target)
-                buffer.append(contentsOf: versionAndLineEnd)
+                appendRequestLine(method: method, target: target, to: &buffer)
                 FieldSectionEncoder.append(fields, to: &buffer)
                 return true
             }
         }
     }
 
-    private static let versionAndLineEnd: [UInt8] = Array(" HTTP/1.1\r\n".utf8)
+    /// A method that is a token and a target of visible ASCII: what a request line can
+    /// hold (a request line cannot be repaired the way a field value can).
+    static func fitsRequestLine(method: UnsafeBufferPointer<UInt8>, target: UnsafeBufferPointer<UInt8>) -> Bool {
+        !method.isEmpty && method.allSatisfy(ASCII.isTokenByte) && !target.isEmpty && target.allSatisfy { $0 > ASCII.sp && $0 < 0x7F }
+    }
+
+    static func appendRequestLine<Sink: ByteSink & ~Copyable>(method: UnsafeBufferPointer<UInt8>, target: UnsafeBufferPointer<UInt8>,
+                                                             to sink: inout Sink) {
+        sink.write(UnsafeRawBufferPointer(method))
+        sink.write(ASCII.sp)
+        sink.write(UnsafeRawBufferPointer(target))
+        sink.write(" HTTP/1.1\r\n")
+    }
 }
 
-/// The field lines and the empty line that end a head, for both encoders. Fields reach this
-/// point from clients, upstreams and our own code, so it is the last guard against message
-/// splitting: a field whose name is not a token is left out, and CR, LF, NUL or any other
-/// control byte in a value (HTAB excepted) is written as a space.
+/// The field lines and the empty line that end a head, for all the encoders. Fields reach
+/// this point from clients, upstreams and our own code, so it is the last guard against
+/// message splitting: a field whose name is not a token is left out, and CR, LF, NUL or any
+/// other control byte in a value (HTAB excepted) is written as a space.
 enum FieldSectionEncoder {
     static func estimate(_ fields: HTTPFields) -> Int {
         fields.lines.count - fields.deadBytes + 2
     }
 
     static func append(_ fields: HTTPFields, to buffer: inout [UInt8]) {
-        fields.lines.withUnsafeBufferPointer { lines in
+        appendLines(fields, to: &buffer)
+        buffer.write(ASCII.cr)
+        buffer.write(ASCII.lf)
+    }
+
+    /// The field lines without the empty line; those named in `removed` left out.
+    static func appendLines<Sink: ByteSink & ~Copyable>(_ fields: HTTPFields, removing removed: HTTPFields.NameSet? = nil,
+                                                       to sink: inout Sink) {
+        fields.lines.withUnsafeBytes { lines in
             // Lines stored one after another go out in one copy: a whole section that was
             // parsed and forwarded without change is one run.
             var run = 0..<0
-            for entry in fields.entries {
+            for entry in fields.entries where removed?.contains(entry, in: lines) != true {
                 guard entry.sendsAsStored else {
-                    buffer.append(contentsOf: UnsafeBufferPointer(rebasing: lines[run]))
+                    sink.write(UnsafeRawBufferPointer(rebasing: lines[run]))
                     run = 0..<0
-                    appendCleaned(entry, of: lines, to: &buffer)
+                    appendCleaned(entry, of: lines, to: &sink)
                     continue
                 }
                 let line = entry.lineRange
                 if run.upperBound == line.lowerBound && !run.isEmpty {
                     run = run.lowerBound..<line.upperBound
                 } else {
-                    buffer.append(contentsOf: UnsafeBufferPointer(rebasing: lines[run]))
+                    sink.write(UnsafeRawBufferPointer(rebasing: lines[run]))
                     run = line
                 }
             }
-            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: lines[run]))
+            sink.write(UnsafeRawBufferPointer(rebasing: lines[run]))
         }
-        buffer.append(ASCII.cr)
-        buffer.append(ASCII.lf)
     }
 
     /// A line not sent as stored: written anew as `name: value`, or, when the last guard
     /// must change it, left out for a name that is not a token, its value's control bytes
     /// written as spaces.
-    private static func appendCleaned(_ entry: HTTPFields.Entry, of lines: UnsafeBufferPointer<UInt8>,
-                                      to buffer: inout [UInt8]) {
-        let name = lines[entry.nameRange]
+    private static func appendCleaned<Sink: ByteSink & ~Copyable>(_ entry: HTTPFields.Entry, of lines: UnsafeRawBufferPointer,
+                                                                 to sink: inout Sink) {
+        let name = UnsafeRawBufferPointer(rebasing: lines[entry.nameRange])
         guard !name.isEmpty, name.allSatisfy(ASCII.isTokenByte) else { return }
-        buffer.append(contentsOf: name)
-        buffer.append(ASCII.colon)
-        buffer.append(ASCII.sp)
-        for byte in lines[entry.valueRange] { buffer.append(ASCII.isFieldValueByte(byte) ? byte : ASCII.sp) }
-        buffer.append(ASCII.cr)
-        buffer.append(ASCII.lf)
+        sink.write(name)
+        sink.write(ASCII.colon)
+        sink.write(ASCII.sp)
+        for byte in lines[entry.valueRange] { sink.write(ASCII.isFieldValueByte(byte) ? byte : ASCII.sp) }
+        sink.write(ASCII.cr)
+        sink.write(ASCII.lf)
+    }
+}
+
+/// Where the encoders write: an array, or a head being written (`RequestHeadWriter`).
+protocol ByteSink: ~Copyable {
+    mutating func write(_ bytes: UnsafeRawBufferPointer)
+    mutating func write(_ byte: UInt8)
+}
+
+extension ByteSink where Self: ~Copyable {
+    /// The text's bytes in one copy.
+    mutating func write(_ text: StaticString) {
+        text.withUTF8Buffer { write(UnsafeRawBufferPointer($0)) }
+    }
+}
+
+extension Array: ByteSink where Element == UInt8 {
+    mutating func write(_ bytes: UnsafeRawBufferPointer) {
+        append(contentsOf: bytes.assumingMemoryBound(to: UInt8.self))
+    }
+
+    mutating func write(_ byte: UInt8) {
+        append(byte)
     }
 }

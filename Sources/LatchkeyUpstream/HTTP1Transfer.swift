@@ -77,7 +77,7 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
         pool = client.pool
         startedAt = client.loop.now
         machine = HTTP1ExchangeMachine(head: head, method: request.method, body: request.body,
-                                       requestCloses: request.fields.connectionLists("close"),
+                                       requestCloses: request.asksToClose,
                                        idleTimeout: request.options.idleTimeout, now: client.loop.now)
     }
 

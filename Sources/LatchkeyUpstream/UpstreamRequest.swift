@@ -11,7 +11,8 @@ public final class UpstreamRequest: Sendable {
     /// The request target in origin form (RFC 9112 §3.2.1): the path, `/` when it is
     /// empty, and the query. Never logged here: it may carry an api_key.
     public let target: String
-    public let fields: HTTPFields
+    /// The fields, or the whole head when the caller wrote it (`RequestHeadWriter`).
+    let head: Head
     public let body: UpstreamBody
     public let options: UpstreamOptions
     /// The jar whose cookies go with the request and which keeps the response's Set-Cookie;
@@ -20,6 +21,11 @@ public final class UpstreamRequest: Sendable {
     /// The pool's key for the URL's origin and `options`, when the caller keeps one made
     /// (a route's); else it is made per request.
     public let connectionKey: ConnectionKey?
+
+    enum Head: Sendable {
+        case fields(HTTPFields)
+        case written(WrittenRequestHead)
+    }
 
     /// A request made from its URL's parts: a route's, whose origin is fixed and whose
     /// target is made per request, so that no URL is composed to be taken apart again.
@@ -36,11 +42,44 @@ public final class UpstreamRequest: Sendable {
         self.method = method
         self.origin = origin
         self.target = target
-        self.fields = fields
+        self.head = .fields(fields)
         self.body = body
         self.options = options
         self.cookieJar = cookieJar
         self.connectionKey = connectionKey
+    }
+
+    /// A request whose head the caller wrote (`RequestHeadWriter.write`, with this method
+    /// and target): Latchkey's own HTTP/1.1 sends it as it is; libcurl is given its fields.
+    public init(
+        method: String,
+        origin: String,
+        target: String,
+        head: WrittenRequestHead,
+        options: UpstreamOptions = UpstreamOptions(),
+        cookieJar: CookieJar? = nil,
+        connectionKey: ConnectionKey? = nil
+    ) {
+        self.method = method
+        self.origin = origin
+        self.target = target
+        self.head = .written(head)
+        body = switch head.framing {
+        case .none: .none
+        case .length(let length): .length(length)
+        case .chunked: .streaming
+        }
+        self.options = options
+        self.cookieJar = cookieJar
+        self.connectionKey = connectionKey
+    }
+
+    /// The fields, without the framing (`body` says it); read back from a written head.
+    public var fields: HTTPFields {
+        switch head {
+        case .fields(let fields): fields
+        case .written(let head): head.fields
+        }
     }
 
     /// A request to an absolute http(s) URL, taken apart here (`originAndTarget`). A URL
@@ -81,9 +120,9 @@ public final class UpstreamRequest: Sendable {
     /// in one Cookie field with the jar's (RFC 6265 §5.4: one field); a Cookie field of its
     /// own would make curl send two.
     var cookiesForJar: (fields: HTTPFields, cookie: String?) {
+        var fields = fields
         let own = fields.values(named: .cookie)
         guard !own.isEmpty else { return (fields, nil) }
-        var fields = fields
         fields.removeAll(named: .cookie)
         return (fields, own.joined(separator: "; "))
     }

@@ -83,13 +83,12 @@ struct HandoffCaller: Sendable {
     /// The endpoint's request: the configured method and URL with the route's injections,
     /// and no body.
     static func request(route: Route, handoff: HandoffConfig, token: IssuedToken?, credentials: CredentialSnapshot) -> AuthHTTPRequest {
-        var fields = HTTPFields()
         let mark = handoff.url.firstIndex(of: "?")
         let query = mark.map { handoff.url[handoff.url.index(after: $0)...] }
-        let injected = UpstreamRequestBuilder.inject(route, into: &fields, query: query) { $0.value(credentials: credentials, token: token) }
+        let injected = UpstreamRequestBuilder.injections(of: route, query: query) { $0.value(credentials: credentials, token: token) }
         var url = String(handoff.url[..<(mark ?? handoff.url.endIndex)])
-        UpstreamRequestBuilder.appendQuery(to: &url, query: query, injected: injected)
-        return AuthHTTPRequest(method: handoff.method, url: url, fields: fields, options: route.options)
+        UpstreamRequestBuilder.appendQuery(to: &url, query: query, injected: injected.query)
+        return AuthHTTPRequest(method: handoff.method, url: url, fields: injected.fields, options: route.options)
     }
 
     private static func failure(_ route: Route, _ message: String) -> ErrorDocument {

@@ -101,11 +101,15 @@ final class Route: Sendable {
         allow = RouteAllowList(config.allow)
         upgrades = config.upgrades
         self.marksForwarding = marksForwarding
-        fieldLines = UpstreamFieldLines(upstream: target, injectsCredentials: !config.injections.isEmpty,
+        let injectedHeaders = config.injections.compactMap { injection in
+            if case .header(let name) = injection.target { name } else { nil }
+        }
+        fieldLines = UpstreamFieldLines(upstream: target, injectsCredentials: !config.injections.isEmpty, injectedHeaders: injectedHeaders,
                                         passClientAuthorization: config.passClientAuthorization, marksForwarding: marksForwarding)
     }
 
     var injectsCredentials: Bool { !injections.isEmpty }
+    var injectsCookies: Bool { !injectedCookieNames.isEmpty }
 
     /// Whether requests on `listener` may take this route (one naming no listener serves
     /// them all).

@@ -8,7 +8,8 @@ import LatchkeyHTTP
 struct UpstreamFieldLines: Sendable {
     /// Framing is re-made for the upstream and Host is set; RFC 9110 §11.7.2: credentials
     /// for this proxy are not the upstream's business, nor is the identity a request picked;
-    /// and the client's Authorization goes when the route puts its own credentials in.
+    /// the client's Authorization goes when the route puts its own credentials in, and a
+    /// field the route injects replaces the client's.
     let dropped: HTTPFields.NameSet
     /// `Host: ` and the upstream's authority; the client's Host is put in `Self.host`.
     let upstreamHost: PreparedFieldLine
@@ -19,8 +20,12 @@ struct UpstreamFieldLines: Sendable {
     static let forwardedProtoHTTP = PreparedFieldLine(name: .xForwardedProto, valuePrefix: "http")
     static let forwardedProtoHTTPS = PreparedFieldLine(name: .xForwardedProto, valuePrefix: "https")
 
-    init(upstream: UpstreamTarget, injectsCredentials: Bool, passClientAuthorization: Bool, marksForwarding: Bool) {
-        var dropped: [HTTPField.Name] = [.contentLength, .expect, .host, .proxyAuthorization, .latchkeyIdentity]
+    /// `injectedHeaders`: the names of the header fields the route's injections set; any
+    /// injection at all (a query's, a cookie's) drops the client's Authorization unless
+    /// `passClientAuthorization`.
+    init(upstream: UpstreamTarget, injectsCredentials: Bool, injectedHeaders: [HTTPField.Name], passClientAuthorization: Bool,
+         marksForwarding: Bool) {
+        var dropped: [HTTPField.Name] = [.contentLength, .expect, .host, .proxyAuthorization, .latchkeyIdentity] + injectedHeaders
         if injectsCredentials && !passClientAuthorization { dropped.append(.authorization) }
         // Made anew (`UpstreamRequestBuilder.appendForwarded`): dropped with the rest and
         // appended, where setting each looked for the client's first.

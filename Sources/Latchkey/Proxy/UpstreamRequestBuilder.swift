@@ -22,72 +22,100 @@ enum UpstreamRequestBuilder {
         cookieJar: CookieJar? = nil,
         credential: (RouteInjection) -> String?
     ) -> UpstreamRequest {
-        // One copy of the client's fields without those that go, with room for what is
-        // added below: the hop-by-hop ones, the route's dropped ones (X-Forwarded-For among
-        // them, read first unless Connection named it) and the listener's secret.
+        // The client's fields that go: the hop-by-hop ones, the route's dropped ones (those
+        // it injects and X-Forwarded-For among them, read first unless Connection named
+        // it) and the listener's secret; a Cookie or Via field the route changes is
+        // written anew.
         var removed = route.fieldLines.dropped
         let hopByHop = head.fields.hopByHopNames()
         if let hopByHop { removed.formUnion(hopByHop) }
         if let inboundSecretHeader { removed.insert(HTTPField.Name(inboundSecretHeader)) }
         let forwardedFor = route.marksForwarding && hopByHop?.contains(.xForwardedFor) != true ? head.fields[.xForwardedFor] : nil
-        var fields = HTTPFields(head.fields, removing: removed, reservingCapacity: 5 + route.injections.count)
-        if route.preserveHost, let clientHost {
-            fields.append(UpstreamFieldLines.host, filling: clientHost)
-        } else {
-            fields.append(route.fieldLines.upstreamHost)
-        }
-        // The proxy's own cookies (the handoff's marks) are for the proxy alone.
-        CookieHeader.removeProxyCookies(from: &fields)
-        if route.marksForwarding {
-            appendForwarded(to: &fields, earlier: forwardedFor, clientHost: clientHost, peer: peer, clientUsesTLS: clientUsesTLS)
-        }
-        if let via = route.via {
+        let cookies = cookies(from: head.fields, without: removed, route: route, credential: credential)
+        if cookies != nil { removed.insert(.cookie) }
+        let via = route.via.map { via in
             let hop = "\(head.version.major).\(head.version.minor) \(via)"
-            if let existing = fields[.via] { fields.set(name: .via, value: existing + ", " + hop) } else { fields.append(name: .via, value: hop) }
+            let earlier = removed.contains(.via) ? [] : head.fields.values(named: .via)
+            return (earlier + [hop]).joined(separator: ", ")
         }
+        if via != nil { removed.insert(.via) }
 
-        let queryItems = inject(route, into: &fields, query: query, credential: credential)
         // Always from `/`: the target in origin form.
         var target = route.upstreamPath(for: path)
-        appendQuery(to: &target, query: query, injected: queryItems)
+        appendQuery(to: &target, query: query, injected: injectedQuery(route, query: query, credential: credential))
 
-        let body: UpstreamBody
-        switch head.framing {
-        case .none: body = .none
-        case .length(let length): body = .length(length)
-        case .chunked: body = .streaming
+        let written = RequestHeadWriter.write(method: head.method, target: target, framing: head.framing) { writer in
+            writer.append(head.fields, removing: removed)
+            if route.preserveHost, let clientHost {
+                writer.append(UpstreamFieldLines.host, filling: clientHost)
+            } else {
+                writer.append(route.fieldLines.upstreamHost)
+            }
+            if let cookies { writer.append(cookies) }
+            if route.marksForwarding {
+                appendForwarded(to: &writer, earlier: forwardedFor, clientHost: clientHost, peer: peer, clientUsesTLS: clientUsesTLS)
+            }
+            if let via { writer.append(name: .via, value: via) }
+            for injection in route.injections {
+                // The route made the line, all but the token.
+                guard let headerLine = injection.headerLine, let token = credential(injection) else { continue }
+                writer.append(headerLine, filling: token)
+            }
         }
-        return UpstreamRequest(method: head.method, origin: route.upstream.origin, target: target, fields: fields, body: body,
+        return UpstreamRequest(method: head.method, origin: route.upstream.origin, target: target, head: written,
                                options: route.options, cookieJar: cookieJar, connectionKey: route.connectionKey)
     }
 
-    /// Attaches the route's credentials to `fields`, or to the query: returns the query's
-    /// items when an injection changed them, nil when the query stays as it was. No client
-    /// value an upstream could read under an injected name is forwarded (`InjectedNames`).
-    static func inject(_ route: Route, into fields: inout HTTPFields, query: Substring?,
-                       credential: (RouteInjection) -> String?) -> [String]? {
-        var queryItems: [String]? = nil
+    /// The query's items when an injection changes them, nil when the query stays as it
+    /// was. No client value an upstream could read under an injected name is forwarded
+    /// (`InjectedNames`).
+    static func injectedQuery(_ route: Route, query: Substring?, credential: (RouteInjection) -> String?) -> [String]? {
+        var items: [String]? = nil
+        for injection in route.injections {
+            guard case .query(let name) = injection.config.target, let token = credential(injection) else { continue }
+            var injected = items ?? clientQueryItems(query, without: route.injectedQueryNames)
+            injected.append(name + "=" + QueryString.percentEncode(injection.config.template.render(token: token)))
+            items = injected
+        }
+        return items
+    }
+
+    /// The Cookie field that goes in place of the client's, nil for the client's as it is
+    /// (`removed` not naming it): without the proxy's own cookies (the handoff's marks,
+    /// for the proxy alone) and any an upstream may read under a name the route injects,
+    /// with the route's cookies. Empty when nothing is left.
+    static func cookies(from fields: HTTPFields, without removed: HTTPFields.NameSet, route: Route,
+                        credential: (RouteInjection) -> String?) -> HTTPFields? {
+        let sent = removed.contains(.cookie) ? [] : fields.values(named: .cookie)
+        guard route.injectsCookies || sent.contains(where: { $0.contains(CookieHeader.proxyPrefix) }) else { return nil }
+        var cookies = HTTPFields()
+        for value in sent { cookies.append(name: .cookie, value: value) }
+        CookieHeader.removeProxyCookies(from: &cookies)
         var clientCookiesRemoved = false
         for injection in route.injections {
-            guard let token = credential(injection) else { continue }
-            switch injection.config.target {
-            case .header:
-                // The route made the line, all but the token (every header injection has one).
-                guard let headerLine = injection.headerLine else { preconditionFailure("header injection without its prepared line") }
-                fields.set(headerLine, filling: token)
-            case .query(let name):
-                var items = queryItems ?? clientQueryItems(query, without: route.injectedQueryNames)
-                items.append(name + "=" + QueryString.percentEncode(injection.config.template.render(token: token)))
-                queryItems = items
-            case .cookie(let name):
-                if !clientCookiesRemoved {
-                    CookieHeader.remove(route.injectedCookieNames, from: &fields)
-                    clientCookiesRemoved = true
-                }
-                CookieHeader.append(name: name, value: injection.config.template.render(token: token), to: &fields)
+            guard case .cookie(let name) = injection.config.target, let token = credential(injection) else { continue }
+            if !clientCookiesRemoved {
+                CookieHeader.remove(route.injectedCookieNames, from: &cookies)
+                clientCookiesRemoved = true
             }
+            CookieHeader.append(name: name, value: injection.config.template.render(token: token), to: &cookies)
         }
-        return queryItems
+        return cookies
+    }
+
+    /// The route's injections as fields (its header lines, its cookies) and query items
+    /// (nil: the query as it was), for a request made from nothing: the handoff endpoint's.
+    static func injections(of route: Route, query: Substring?,
+                           credential: (RouteInjection) -> String?) -> (fields: HTTPFields, query: [String]?) {
+        var fields = HTTPFields()
+        for injection in route.injections {
+            guard let headerLine = injection.headerLine, let token = credential(injection) else { continue }
+            fields.append(headerLine, filling: token)
+        }
+        for cookie in cookies(from: HTTPFields(), without: HTTPFields.NameSet([]), route: route, credential: credential) ?? [] {
+            fields.append(cookie)
+        }
+        return (fields, injectedQuery(route, query: query, credential: credential))
     }
 
     /// The client's query items, without any an upstream may read as one of `names`; `&`
@@ -113,12 +141,12 @@ enum UpstreamRequestBuilder {
     /// X-Forwarded-For gets the peer appended to what earlier proxies said (`earlier`, the
     /// client's first such field); X-Forwarded-Proto and -Host describe this hop. The
     /// client's own are gone by now (`UpstreamFieldLines.dropped`).
-    private static func appendForwarded(to fields: inout HTTPFields, earlier: String?, clientHost: String?, peer: SocketAddress?,
-                                        clientUsesTLS: Bool) {
+    private static func appendForwarded(to writer: inout RequestHeadWriter, earlier: String?, clientHost: String?,
+                                        peer: SocketAddress?, clientUsesTLS: Bool) {
         let peerHost = peer?.host ?? "unix"
-        fields.append(UpstreamFieldLines.forwardedFor, filling: earlier.map { $0 + ", " + peerHost } ?? peerHost)
-        fields.append(clientUsesTLS ? UpstreamFieldLines.forwardedProtoHTTPS : UpstreamFieldLines.forwardedProtoHTTP)
-        if let clientHost { fields.append(UpstreamFieldLines.forwardedHost, filling: clientHost) }
+        writer.append(UpstreamFieldLines.forwardedFor, filling: earlier.map { $0 + ", " + peerHost } ?? peerHost)
+        writer.append(clientUsesTLS ? UpstreamFieldLines.forwardedProtoHTTPS : UpstreamFieldLines.forwardedProtoHTTP)
+        if let clientHost { writer.append(UpstreamFieldLines.forwardedHost, filling: clientHost) }
     }
 }
 
