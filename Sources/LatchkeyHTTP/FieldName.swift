@@ -1,8 +1,8 @@
 /// The field names the codec and the proxy look up, recognised once, when a field is
 /// stored: a lookup then compares one byte per field instead of a name's bytes ASCII
 /// case-insensitively, which was about 90 comparisons per proxied request. Every other
-/// name is `.other` and compared byte by byte. Fewer than 32 of them: `HTTPFields.NameSet`
-/// keeps a set of them as the bits of a `UInt32`.
+/// name is `.other` and compared byte by byte. Fewer than 32 of them: a set of them is the
+/// bits of a `UInt32` (`bit`).
 @usableFromInline
 enum FieldName: UInt8, Sendable, CaseIterable {
     case other
@@ -59,12 +59,17 @@ enum FieldName: UInt8, Sendable, CaseIterable {
         classify(bytes, 0..<bytes.count)
     }
 
+    /// The name's bit in a set of names (`HTTPFields.NameSet`, `HTTPFields.knownNames`).
+    @inlinable
+    var bit: UInt32 { 1 &<< UInt32(rawValue) }
+
     /// RFC 9110 §7.6.1: the fields that describe one connection, removed by every proxy
     /// whether or not `Connection` names them.
     var isAlwaysHopByHop: Bool {
-        switch self {
-        case .connection, .keepAlive, .proxyConnection, .te, .trailer, .transferEncoding, .upgrade: true
-        default: false
-        }
+        Self.alwaysHopByHop & bit != 0
+    }
+
+    static var alwaysHopByHop: UInt32 {
+        connection.bit | keepAlive.bit | proxyConnection.bit | te.bit | trailer.bit | transferEncoding.bit | upgrade.bit
     }
 }

@@ -14,7 +14,7 @@ extension HTTPFields {
     /// The names `removeHopByHop` removes: the fixed set and those `Connection` lists; nil
     /// when no field is one of them.
     public func hopByHopNames() -> NameSet? {
-        guard entries.contains(where: { $0.name.isAlwaysHopByHop }) else { return nil }
+        guard knownNames & FieldName.alwaysHopByHop != 0, entries.contains(where: { $0.name.isAlwaysHopByHop }) else { return nil }
         // The names listed in Connection, collected before anything is removed. The usual
         // values ("keep-alive", "close") name nothing beyond the fixed set.
         var names = NameSet.alwaysHopByHop

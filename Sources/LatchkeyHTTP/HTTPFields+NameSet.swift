@@ -2,8 +2,8 @@ extension HTTPFields {
     /// Field names to remove together (`removeAll(namedIn:)`), made once: the known ones as
     /// one bit each, any other kept to compare by its bytes.
     public struct NameSet: Sendable {
-        private var known: UInt32 = 0
-        private var others: [Name] = []
+        fileprivate var known: UInt32 = 0
+        fileprivate var others: [Name] = []
 
         public init(_ names: some Sequence<Name>) {
             for name in names { insert(name) }
@@ -26,7 +26,7 @@ extension HTTPFields {
         }
 
         mutating func insert(known name: FieldName) {
-            known |= Self.bit(name)
+            known |= name.bit
         }
 
         public mutating func formUnion(_ other: NameSet) {
@@ -35,25 +35,23 @@ extension HTTPFields {
         }
 
         public func contains(_ name: Name) -> Bool {
-            name.known != .other ? known & Self.bit(name.known) != 0 : others.contains(name)
+            name.known != .other ? known & name.known.bit != 0 : others.contains(name)
         }
 
         @inline(__always)
         func contains(_ entry: Entry, in lines: UnsafeRawBufferPointer) -> Bool {
-            if entry.name != .other { return known & Self.bit(entry.name) != 0 }
+            if entry.name != .other { return known & entry.name.bit != 0 }
             // Most fields are of other names, and most sets hold no other name.
             guard !others.isEmpty else { return false }
             return others.contains { $0.withBytes { name, _ in HTTPFields.entry(entry, in: lines, isNamed: name, .other) } }
-        }
-
-        private static func bit(_ name: FieldName) -> UInt32 {
-            1 << UInt32(name.rawValue)
         }
     }
 
     /// Whether a field is named in `names`: one pass over the fields for all of them.
     public func containsAny(of names: NameSet) -> Bool {
-        lines.withUnsafeBytes { lines in entries.contains { names.contains($0, in: lines) } }
+        // None of the known ones, and no other to look for: no walk.
+        guard names.known & knownNames != 0 || !names.others.isEmpty else { return false }
+        return lines.withUnsafeBytes { lines in entries.contains { names.contains($0, in: lines) } }
     }
 
     /// Removes every field named in `names`, in one pass over the fields.

@@ -22,6 +22,10 @@ public struct HTTPFields: Sendable {
     @usableFromInline var entries: [Entry]
     /// Bytes of `lines` no entry points at.
     @usableFromInline var deadBytes: Int
+    /// The known names of the fields stored, a bit each (`FieldName.bit`): a lookup of a
+    /// name that is not among them walks no entries, which most lookups were. A removed
+    /// field's bit may stay.
+    @usableFromInline var knownNames: UInt32
 
     @usableFromInline
     struct Entry: Sendable {
@@ -52,6 +56,7 @@ public struct HTTPFields: Sendable {
         lines = []
         entries = []
         deadBytes = 0
+        knownNames = 0
     }
 
     public init(_ fields: some Sequence<HTTPField>) {
@@ -72,7 +77,7 @@ public struct HTTPFields: Sendable {
     }
 
     public mutating func append(name: Name, value: String) {
-        name.withBytes { name, known in entries.append(storeLine(name: name, known, value: value)) }
+        name.withBytes { name, known in addEntry(storeLine(name: name, known, value: value)) }
     }
 
     public mutating func append(_ field: HTTPField) {
@@ -93,9 +98,15 @@ public struct HTTPFields: Sendable {
     /// and CRLF, as the encoder would write it.
     mutating func indexParsed(_ section: StoredSection, name: Range<Int>, value: Range<Int>, known: FieldName,
                               asWritten: Bool) {
-        entries.append(Entry(start: UInt32(name.lowerBound + section.offset), nameCount: UInt32(name.count),
-                             valueStart: UInt32(value.lowerBound + section.offset), valueCount: UInt32(value.count),
-                             name: known, sendsAsStored: asWritten))
+        addEntry(Entry(start: UInt32(name.lowerBound + section.offset), nameCount: UInt32(name.count),
+                       valueStart: UInt32(value.lowerBound + section.offset), valueCount: UInt32(value.count),
+                       name: known, sendsAsStored: asWritten))
+    }
+
+    @inline(__always)
+    mutating func addEntry(_ entry: Entry) {
+        entries.append(entry)
+        knownNames |= entry.name.bit
     }
 
     /// Stores a line whose value comes from a string: checked here for what the encoder
@@ -132,6 +143,7 @@ public struct HTTPFields: Sendable {
     private mutating func replaceEntry(at index: Int, with entry: Entry) {
         deadBytes += entries[index].lineRange.count
         entries[index] = entry
+        knownNames |= entry.name.bit
         compactIfMostlyDead()
     }
 
@@ -166,6 +178,7 @@ public struct HTTPFields: Sendable {
     func firstIndex(named name: UnsafeRawBufferPointer, _ known: FieldName, from start: Int) -> Int? {
         var index = start
         if known != .other {
+            guard knownNames & known.bit != 0 else { return nil }
             while index < entries.count {
                 if entries[index].name == known { return index }
                 index += 1
@@ -207,6 +220,7 @@ public struct HTTPFields: Sendable {
     /// returns false.
     func forEachValue(of known: FieldName, _ body: (UnsafeRawBufferPointer) throws(HTTPParseError) -> Bool)
         throws(HTTPParseError) {
+        guard knownNames & known.bit != 0 else { return }
         var failure: HTTPParseError?
         lines.withUnsafeBytes { lines in
             for entry in entries where entry.name == known {
@@ -262,7 +276,7 @@ public struct HTTPFields: Sendable {
     /// end when there is none) and removes the others: `set`'s edit, whatever made the line.
     mutating func put(_ entry: Entry, named name: UnsafeRawBufferPointer, _ known: FieldName) {
         guard let first = firstIndex(named: name, known, from: 0) else {
-            entries.append(entry)
+            addEntry(entry)
             return
         }
         replaceEntry(at: first, with: entry)
@@ -284,7 +298,7 @@ public struct HTTPFields: Sendable {
                 moved.start = UInt32(compacted.lines.count)
                 moved.valueStart = moved.start + (entry.valueStart - entry.start)
                 compacted.lines.append(contentsOf: UnsafeRawBufferPointer(rebasing: lines[entry.lineRange]))
-                compacted.entries.append(moved)
+                compacted.addEntry(moved)
             }
         }
         self = compacted

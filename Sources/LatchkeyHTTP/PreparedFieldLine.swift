@@ -32,7 +32,7 @@ public final class PreparedFieldLine: Sendable {
 extension HTTPFields {
     /// Appends `line` with `piece` in its value.
     public mutating func append(_ line: PreparedFieldLine, filling piece: String = "") {
-        entries.append(store(line, filling: piece))
+        addEntry(store(line, filling: piece))
     }
 
     /// Replaces every field of `line`'s name with `line` (with `piece` in its value), kept

@@ -50,7 +50,7 @@ public struct RequestHeadWriter: ~Copyable {
     /// The lines of `fields` but those named in `removed`.
     public mutating func append(_ fields: HTTPFields, removing removed: HTTPFields.NameSet? = nil) {
         if !wroteConnection {
-            wroteConnection = removed?.contains(.connection) != true && fields.entries.contains { $0.name == .connection }
+            wroteConnection = removed?.contains(.connection) != true && fields.contains(.connection)
         }
         FieldSectionEncoder.appendLines(fields, removing: removed, to: &self)
     }
