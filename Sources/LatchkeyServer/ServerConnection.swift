@@ -222,10 +222,11 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
         }
     }
 
-    func startExchange(_ head: RequestHead) {
-        let exchange = makeExchange(head)
+    /// `head` is consumed: the exchange keeps it without a copy of its strings and arrays.
+    func startExchange(_ head: consuming RequestHead) {
         let keepAlive = head.keepAlive && server.settings.keepAlive && !server.isShuttingDown
         let action = machine.headDecoded(head, at: loop.now, keepAlive: keepAlive, settings: server.settings)
+        let exchange = makeExchange(head)
         if case .reject(let document) = action { return answerItself(document, exchange: exchange) }
         if action == .deliverWithoutBody {
             // Take the decoder past this request's (empty) end now, so that an answer given
@@ -278,7 +279,7 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
     }
 
     /// The connection's current exchange, from now on.
-    private func makeExchange(_ head: RequestHead) -> ServerExchange {
+    private func makeExchange(_ head: consuming RequestHead) -> ServerExchange {
         let exchange = ServerExchange(head: head, listener: listener, peer: peer, receivedAt: loop.now, connection: self)
         if let tlsInfo { exchange.record.tls = tlsInfo }
         if let tunnelAuthority { exchange.record.tunnelAuthority = tunnelAuthority }

@@ -40,7 +40,7 @@ public final class ServerExchange {
     /// retain of it on the hot path.
     @exclusivity(unchecked) var connection: ServerConnection?
 
-    init(head: RequestHead, listener: ListenerInfo, peer: SocketAddress?, receivedAt: LoopInstant, connection: ServerConnection) {
+    init(head: consuming RequestHead, listener: ListenerInfo, peer: SocketAddress?, receivedAt: LoopInstant, connection: ServerConnection) {
         self.head = head
         self.listener = listener
         self.peer = peer
