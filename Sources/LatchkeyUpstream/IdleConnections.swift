@@ -41,6 +41,10 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
     /// upstream, the one after every take) allocates nothing; they are swept when they
     /// outnumber the parked connections (`settleOrder`).
     private var stacks: [Key: Stack] = [:]
+    /// The key of the last take or park and its stack: a pool whose requests go to one
+    /// upstream finds the stack without hashing (a `ConnectionKey` compares by identity
+    /// first). Forgotten with the stacks it may be one of.
+    private var lastUsed: (key: Key, stack: Stack)?
     /// Park events, oldest first, from `orderStart`; events of connections taken or removed
     /// since stay until they reach the front or the queue is rebuilt, so that neither a
     /// take nor a park ever searches it.
@@ -59,7 +63,7 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
     /// The most recently parked connection for `key`, no longer parked.
     mutating func take(_ key: Key) -> Connection? {
         // One lookup of the key: the pool is asked on every request.
-        guard let parked = stacks[key]?.parked.popLast() else { return nil }
+        guard let parked = stack(for: key)?.parked.popLast() else { return nil }
         count -= 1
         settleOrder()
         return parked.connection
@@ -70,7 +74,7 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
     mutating func park(_ connection: Connection, key: Key, now: LoopInstant) -> Connection? {
         guard limits.perKey > 0, limits.total > 0 else { return connection }
         nextSerial += 1
-        let stack = stacks[key] ?? newStack(for: key)
+        let stack = stack(for: key) ?? newStack(for: key)
         stack.parked.append(Parked(connection: connection, serial: nextSerial))
         order.append(Event(stack: stack, serial: nextSerial, since: now))
         count += 1
@@ -86,9 +90,17 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
         return closed
     }
 
+    private mutating func stack(for key: Key) -> Stack? {
+        if let lastUsed, lastUsed.key == key { return lastUsed.stack }
+        guard let stack = stacks[key] else { return nil }
+        lastUsed = (key, stack)
+        return stack
+    }
+
     private mutating func newStack(for key: Key) -> Stack {
         let stack = Stack()
         stacks[key] = stack
+        lastUsed = (key, stack)
         return stack
     }
 
@@ -166,6 +178,9 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
             order.removeFirst(orderStart)
             orderStart = 0
         }
-        if stacks.count > 2 * count + 64 { stacks = stacks.filter { !$0.value.parked.isEmpty } }
+        if stacks.count > 2 * count + 64 {
+            stacks = stacks.filter { !$0.value.parked.isEmpty }
+            lastUsed = nil
+        }
     }
 }

@@ -45,6 +45,21 @@ struct IdleConnectionsTests {
         #expect(pool.count == 0)
     }
 
+    /// The key used last is found without hashing; once its emptied stack is swept, what
+    /// is parked for it next must be in the pool's stacks, where removal and new limits look.
+    @Test func theKeyUsedLastIsFoundAfterItsStackIsSwept() {
+        var pool = Self.pool()
+        for host in 0..<200 {
+            let key = "host-\(host)", taken = Connection("t\(host)"), parked = Connection("p\(host)")
+            _ = pool.park(taken, key: key, now: Self.at(1))
+            #expect(pool.take(key) === taken)
+            _ = pool.park(parked, key: key, now: Self.at(1))
+            let removed = pool.remove(parked, key: key)
+            #expect(removed, "host \(host)")
+        }
+        #expect(pool.count == 0)
+    }
+
     @Test func overTheLimitTheOldestOfTheKeyIsClosed() {
         var pool = Self.pool(limit: 2)
         let a = Connection("a"), b = Connection("b"), c = Connection("c")
