@@ -257,7 +257,8 @@ public struct HTTPFields: Sendable {
                 if shouldBeRemoved(entry, lines) {
                     deadBytes += entry.lineRange.count
                 } else {
-                    entries[kept] = entry
+                    // Those before the first removed one stay where they are.
+                    if kept != index { entries[kept] = entry }
                     kept += 1
                 }
             }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `method SP request-target SP HTTP-version` (RFC 9112 §3), strictly: single spaces, a
 /// token method, a target of visible ASCII only.
 struct RequestLine {
@@ -42,9 +46,30 @@ struct RequestLine {
         // minor version other than 0 or 1 of HTTP/1 is not something we can interpret.
         guard version == .http1_1 || version == .http1_0 else { throw HTTPParseError(.unsupportedVersion) }
         return RequestLine(
-            method: ASCII.string(bytes, start..<methodEnd),
+            method: method(bytes, start..<methodEnd),
             target: ASCII.string(bytes, target),
             version: version
         )
+    }
+
+    /// The method as a string; the common ones (RFC 9110 §9.3) are literals, so that no
+    /// string is made for them.
+    private static func method(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
+        func matches(_ literal: StaticString) -> Bool {
+            memcmp(bytes.baseAddress.unsafelyUnwrapped + range.lowerBound, literal.utf8Start, range.count) == 0
+        }
+        switch range.count {
+        case 3:
+            if matches("GET") { return "GET" }
+            if matches("PUT") { return "PUT" }
+        case 4:
+            if matches("POST") { return "POST" }
+            if matches("HEAD") { return "HEAD" }
+        case 5 where matches("PATCH"): return "PATCH"
+        case 6 where matches("DELETE"): return "DELETE"
+        case 7 where matches("OPTIONS"): return "OPTIONS"
+        default: break
+        }
+        return ASCII.string(bytes, range)
     }
 }

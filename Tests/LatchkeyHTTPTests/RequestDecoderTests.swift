@@ -39,6 +39,14 @@ import Testing
         #expect(DecoderDriver.byteByByte(row.wire, limits: row.limits) == whole)
     }
 
+    /// The common methods come out as literals, every other token as it was sent: the
+    /// same text either way, case kept (RFC 9110 §9.1).
+    @Test(arguments: ["GET", "PUT", "POST", "HEAD", "PATCH", "DELETE", "OPTIONS", "get", "Post", "GOT", "PROPFIND", "M", "CONNECTX"])
+    func theMethodIsTheTokenSent(method: String) {
+        let transcript = DecoderDriver.whole(Array("\(method) / HTTP/1.1\r\nHost: h\r\n\r\n".utf8), limits: HTTPLimits())
+        #expect(transcript.requests.map(\.head.method) == [method])
+    }
+
     @Test func headWithoutBodyEndsOnTheNextCallConsumingNothing() {
         var decoder = RequestDecoder()
         let wire = [UInt8](wire: "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
