@@ -32,6 +32,7 @@ enum FieldName: UInt8, Sendable, CaseIterable {
 
     /// The name of `bytes[range]`. The length decides which one or two comparisons to make.
     static func classify(_ bytes: UnsafeRawBufferPointer, _ name: Range<Int>) -> FieldName {
+        @inline(__always)
         func named(_ lowercased: StaticString, _ known: FieldName) -> FieldName? {
             ASCII.equalsCaseInsensitive(bytes, name, lowercased) ? known : nil
         }

@@ -5,7 +5,7 @@ extension String {
     public func hasBytePrefix(_ prefix: StaticString) -> Bool {
         let expected = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
         return utf8.withContiguousStorageIfAvailable { bytes in
-            bytes.count >= expected.count && UnsafeBufferPointer(rebasing: bytes[..<expected.count]).elementsEqual(expected)
+            bytes.count >= expected.count && UnsafeBufferPointer(rebasing: bytes[..<expected.count]).hasSameBytes(as: expected)
         } ?? utf8.starts(with: expected)
     }
 }

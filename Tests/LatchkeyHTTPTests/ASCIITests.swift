@@ -74,4 +74,16 @@ extension ASCIITests {
         #expect("é/x".hasBytePrefix("é"))
         #expect(!"e\u{301}/x".hasBytePrefix("é"))
     }
+
+    @Test func sameBytesAreTheSameLengthAndEveryByte() {
+        func same(_ left: [UInt8], _ right: [UInt8]) -> Bool {
+            left.withUnsafeBufferPointer { left in right.withUnsafeBufferPointer { left.hasSameBytes(as: $0) } }
+        }
+        #expect(same(Array("/api".utf8), Array("/api".utf8)))
+        #expect(same([], []))
+        #expect(!same(Array("/api".utf8), Array("/apj".utf8)))
+        #expect(!same(Array("/api".utf8), Array("/ap".utf8)))
+        #expect(!same([], [0]))
+        #expect(!same([0x41], [0x61]), "bytes, not letters ignoring case")
+    }
 }

@@ -124,7 +124,7 @@ struct RouteTable: Sendable {
                 let routes: RoutesByPrefix
                 switch prefixes {
                 case .one(let one):
-                    guard prefix.elementsEqual(one.bytes) else { continue }
+                    guard one.bytes.withUnsafeBufferPointer({ $0.hasSameBytes(as: prefix) }) else { continue }
                     routes = one.routes
                 case .several:
                     guard let found = byPrefix[path[..<path.utf8.index(path.utf8.startIndex, offsetBy: length)]] else { continue }

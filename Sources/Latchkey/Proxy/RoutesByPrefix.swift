@@ -53,6 +53,8 @@ struct RoutesByPrefix: Sendable {
     }
 
     private static func first(_ routes: [Route]?, prefix: UnsafeBufferPointer<UInt8>, listener: Int) -> Route? {
-        routes?.first { route in route.serves(listener: listener) && route.pathPrefixBytes.elementsEqual(prefix) }
+        routes?.first { route in
+            route.serves(listener: listener) && route.pathPrefixBytes.withUnsafeBufferPointer { $0.hasSameBytes(as: prefix) }
+        }
     }
 }
