@@ -44,7 +44,8 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
     /// The key of the last take or park and its stack: a pool whose requests go to one
     /// upstream finds the stack without hashing (a `ConnectionKey` compares by identity
     /// first). Forgotten with the stacks it may be one of.
-    private var lastUsed: (key: Key, stack: Stack)?
+    private var lastKey: Key?
+    private var lastStack: Stack?
     /// Park events, oldest first, from `orderStart`; events of connections taken or removed
     /// since stay until they reach the front or the queue is rebuilt, so that neither a
     /// take nor a park ever searches it.
@@ -91,16 +92,18 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
     }
 
     private mutating func stack(for key: Key) -> Stack? {
-        if let lastUsed, lastUsed.key == key { return lastUsed.stack }
+        if let lastStack, lastKey == key { return lastStack }
         guard let stack = stacks[key] else { return nil }
-        lastUsed = (key, stack)
+        lastKey = key
+        lastStack = stack
         return stack
     }
 
     private mutating func newStack(for key: Key) -> Stack {
         let stack = Stack()
         stacks[key] = stack
-        lastUsed = (key, stack)
+        lastKey = key
+        lastStack = stack
         return stack
     }
 
@@ -180,7 +183,8 @@ struct IdleConnections<Connection: AnyObject, Key: Hashable> {
         }
         if stacks.count > 2 * count + 64 {
             stacks = stacks.filter { !$0.value.parked.isEmpty }
-            lastUsed = nil
+            lastKey = nil
+            lastStack = nil
         }
     }
 }
