@@ -29,7 +29,7 @@ public final class UpstreamRequest: Sendable {
 
     /// A request made from its URL's parts: a route's, whose origin is fixed and whose
     /// target is made per request, so that no URL is composed to be taken apart again.
-    public init(
+    public convenience init(
         method: String,
         origin: String,
         target: String,
@@ -39,19 +39,13 @@ public final class UpstreamRequest: Sendable {
         cookieJar: CookieJar? = nil,
         connectionKey: ConnectionKey? = nil
     ) {
-        self.method = method
-        self.origin = origin
-        self.target = target
-        self.head = .fields(fields)
-        self.body = body
-        self.options = options
-        self.cookieJar = cookieJar
-        self.connectionKey = connectionKey
+        self.init(method: method, origin: origin, target: target, stored: .fields(fields), body: body, options: options,
+                  cookieJar: cookieJar, connectionKey: connectionKey)
     }
 
     /// A request whose head the caller wrote (`RequestHeadWriter.write`, with this method
     /// and target): Latchkey's own HTTP/1.1 sends it as it is; libcurl is given its fields.
-    public init(
+    public convenience init(
         method: String,
         origin: String,
         target: String,
@@ -60,15 +54,22 @@ public final class UpstreamRequest: Sendable {
         cookieJar: CookieJar? = nil,
         connectionKey: ConnectionKey? = nil
     ) {
-        self.method = method
-        self.origin = origin
-        self.target = target
-        self.head = .written(head)
-        body = switch head.framing {
+        let body: UpstreamBody = switch head.framing {
         case .none: .none
         case .length(let length): .length(length)
         case .chunked: .streaming
         }
+        self.init(method: method, origin: origin, target: target, stored: .written(head), body: body, options: options,
+                  cookieJar: cookieJar, connectionKey: connectionKey)
+    }
+
+    private init(method: String, origin: String, target: String, stored head: Head, body: UpstreamBody, options: UpstreamOptions,
+                 cookieJar: CookieJar?, connectionKey: ConnectionKey?) {
+        self.method = method
+        self.origin = origin
+        self.target = target
+        self.head = head
+        self.body = body
         self.options = options
         self.cookieJar = cookieJar
         self.connectionKey = connectionKey
