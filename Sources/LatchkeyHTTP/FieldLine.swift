@@ -20,6 +20,7 @@ struct FieldLine {
 
     /// Parses the line starting at `start` and ending at the first CRLF, at a LF (where the
     /// scanner let a bare one through, in a response head) or at `limit`.
+    @inline(__always)
     static func parse(
         _ bytes: UnsafeRawBufferPointer,
         from start: Int,
