@@ -89,7 +89,13 @@ public struct HTTPFields: Sendable {
     mutating func storeSection(_ bytes: UnsafeRawBufferPointer, _ region: Range<Int>, fields: Int) -> StoredSection {
         entries.reserveCapacity(entries.count + fields)
         let offset = lines.count - region.lowerBound
-        lines.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[region]).assumingMemoryBound(to: UInt8.self))
+        if lines.isEmpty {
+            // A new section's lines, as a head's are: made to size in one copy, where an
+            // append to the empty array went through growing it.
+            lines = [UInt8](UnsafeRawBufferPointer(rebasing: bytes[region]))
+        } else {
+            lines.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[region]).assumingMemoryBound(to: UInt8.self))
+        }
         return StoredSection(offset: offset)
     }
 
