@@ -1,6 +1,7 @@
 extension HTTPFields {
-    /// Field names to remove together (`removeAll(namedIn:)`), made once: the known ones as
-    /// one bit each, any other kept to compare by its bytes.
+    /// Field names looked for or left out together (`containsAny(of:)`, a head written
+    /// without them), made once: the known ones as one bit each, any other kept to compare
+    /// by its bytes.
     public struct NameSet: Sendable {
         fileprivate var known: UInt32 = 0
         fileprivate var others: [Name] = []
@@ -52,12 +53,5 @@ extension HTTPFields {
         // None of the known ones, and no other to look for: no walk.
         guard names.known & knownNames != 0 || !names.others.isEmpty else { return false }
         return lines.withUnsafeBytes { lines in entries.contains { names.contains($0, in: lines) } }
-    }
-
-    /// Removes every field named in `names`, in one pass over the fields.
-    public mutating func removeAll(namedIn names: NameSet) {
-        // Nothing to remove (the usual case): no pass that may copy the storage.
-        guard containsAny(of: names) else { return }
-        removeEntries { entry, lines in names.contains(entry, in: lines) }
     }
 }

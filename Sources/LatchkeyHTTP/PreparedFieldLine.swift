@@ -35,13 +35,6 @@ extension HTTPFields {
         addEntry(store(line, filling: piece))
     }
 
-    /// Replaces every field of `line`'s name with `line` (with `piece` in its value), kept
-    /// where the first one was, as `set(name:value:)` does.
-    public mutating func set(_ line: PreparedFieldLine, filling piece: String = "") {
-        let entry = store(line, filling: piece)
-        line.head.withUnsafeBytes { head in put(entry, named: UnsafeRawBufferPointer(rebasing: head[..<line.nameCount]), line.known) }
-    }
-
     private mutating func store(_ line: PreparedFieldLine, filling piece: String) -> Entry {
         var piece = piece
         return piece.withUTF8 { piece in

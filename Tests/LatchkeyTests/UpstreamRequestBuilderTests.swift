@@ -98,6 +98,21 @@ import Testing
         #expect(out.fields["Authorization"] == "Bearer mine")
     }
 
+    /// A field the route injects is sent once, with the credential: the lines the proxy
+    /// writes itself (the forwarding fields, Via, Cookie) give way to it.
+    @Test func anInjectedFieldIsTheOnlyOneOfItsName() {
+        let injected = ["X-Forwarded-Host", "X-Forwarded-For", "Via", "Cookie"].map { name in
+            Injection(target: .header(HTTPField.Name(name)), source: .credential("tok"), template: CredentialTemplate(prefix: name + " "))
+        }
+        let r = route(injected + [Injection(target: .cookie("sid"), source: .credential("tok"), template: CredentialTemplate())],
+                      via: "latchkey")
+        let out = build(r, head(["Host": "127.0.0.1:8080", "Via": "1.0 earlier", "Cookie": "a=1", "X-Forwarded-For": "10.0.0.1"]))
+        for name in ["X-Forwarded-Host", "X-Forwarded-For", "Via", "Cookie"] {
+            #expect(out.fields.values(named: HTTPField.Name(name)) == [name + " s3cret value"], "\(name)")
+        }
+        #expect(out.fields.values(named: "X-Forwarded-Proto") == ["http"])
+    }
+
     @Test func aClientOnATLSListenerIsForwardedAsHTTPS() {
         let out = build(route([]), head(["Host": "127.0.0.1:8443", "X-Forwarded-Proto": "http"]), overTLS: true)
         #expect(out.fields.values(named: "X-Forwarded-Proto") == ["https"])

@@ -33,9 +33,14 @@ enum CookieHeader {
         }
     }
 
+    /// Whether Cookie field values hold one of the proxy's own cookies.
+    static func holdProxyCookies(_ values: [String]) -> Bool {
+        values.contains { $0.contains(proxyPrefix) }
+    }
+
     /// Drops the proxy's own cookies, and the Cookie field if nothing else is left.
     static func removeProxyCookies(from fields: inout HTTPFields) {
-        guard fields.values(named: .cookie).contains(where: { $0.contains(proxyPrefix) }) else { return }
+        guard holdProxyCookies(fields.values(named: .cookie)) else { return }
         let kept = pairs(in: fields).filter { !$0.hasPrefix(proxyPrefix) }
         fields.removeAll(named: .cookie)
         if !kept.isEmpty { fields.append(name: .cookie, value: kept.joined(separator: "; ")) }

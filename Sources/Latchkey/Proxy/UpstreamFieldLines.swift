@@ -11,6 +11,8 @@ struct UpstreamFieldLines: Sendable {
     /// the client's Authorization goes when the route puts its own credentials in, and a
     /// field the route injects replaces the client's.
     let dropped: HTTPFields.NameSet
+    /// The names of the header fields the route's injections set.
+    let injected: HTTPFields.NameSet
     /// `Host: ` and the upstream's authority; the client's Host is put in `Self.host`.
     let upstreamHost: PreparedFieldLine
 
@@ -31,6 +33,7 @@ struct UpstreamFieldLines: Sendable {
         // appended, where setting each looked for the client's first.
         if marksForwarding { dropped += [.xForwardedFor, .xForwardedProto, .xForwardedHost] }
         self.dropped = HTTPFields.NameSet(dropped)
+        injected = HTTPFields.NameSet(injectedHeaders)
         upstreamHost = PreparedFieldLine(name: .host, valuePrefix: upstream.authority)
     }
 }

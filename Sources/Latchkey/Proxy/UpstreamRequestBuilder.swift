@@ -31,9 +31,12 @@ enum UpstreamRequestBuilder {
         if let hopByHop { removed.formUnion(hopByHop) }
         if let inboundSecretHeader { removed.insert(HTTPField.Name(inboundSecretHeader)) }
         let forwardedFor = route.marksForwarding && hopByHop?.contains(.xForwardedFor) != true ? head.fields[.xForwardedFor] : nil
-        let cookies = cookies(from: head.fields, without: removed, route: route, credential: credential)
+        // A field the route injects is the injection's alone: the lines the proxy would
+        // write of that name (Cookie, Via, X-Forwarded-*) give way, as a `set` did.
+        let injected = route.fieldLines.injected
+        let cookies = injected.contains(.cookie) ? nil : cookies(from: head.fields, without: removed, route: route, credential: credential)
         if cookies != nil { removed.insert(.cookie) }
-        let via = route.via.map { via in
+        let via = injected.contains(.via) ? nil : route.via.map { via in
             let hop = "\(head.version.major).\(head.version.minor) \(via)"
             let earlier = removed.contains(.via) ? [] : head.fields.values(named: .via)
             return (earlier + [hop]).joined(separator: ", ")
@@ -53,17 +56,24 @@ enum UpstreamRequestBuilder {
             }
             if let cookies { writer.append(cookies) }
             if route.marksForwarding {
-                appendForwarded(to: &writer, earlier: forwardedFor, clientHost: clientHost, peer: peer, clientUsesTLS: clientUsesTLS)
+                appendForwarded(to: &writer, earlier: forwardedFor, clientHost: clientHost, peer: peer, clientUsesTLS: clientUsesTLS,
+                                except: injected)
             }
             if let via { writer.append(name: .via, value: via) }
-            for injection in route.injections {
-                // The route made the line, all but the token.
-                guard let headerLine = injection.headerLine, let token = credential(injection) else { continue }
-                writer.append(headerLine, filling: token)
-            }
+            forEachHeader(of: route, credential: credential) { writer.append($0, filling: $1) }
         }
         return UpstreamRequest(method: head.method, origin: route.upstream.origin, target: target, head: written,
                                options: route.options, cookieJar: cookieJar, connectionKey: route.connectionKey)
+    }
+
+    /// Each header line the route injects (made with the route, all but the token), with
+    /// its credential.
+    private static func forEachHeader(of route: Route, credential: (RouteInjection) -> String?,
+                                      _ body: (PreparedFieldLine, String) -> Void) {
+        for injection in route.injections {
+            guard let headerLine = injection.headerLine, let token = credential(injection) else { continue }
+            body(headerLine, token)
+        }
     }
 
     /// The query's items when an injection changes them, nil when the query stays as it
@@ -87,7 +97,7 @@ enum UpstreamRequestBuilder {
     static func cookies(from fields: HTTPFields, without removed: HTTPFields.NameSet, route: Route,
                         credential: (RouteInjection) -> String?) -> HTTPFields? {
         let sent = removed.contains(.cookie) ? [] : fields.values(named: .cookie)
-        guard route.injectsCookies || sent.contains(where: { $0.contains(CookieHeader.proxyPrefix) }) else { return nil }
+        guard route.injectsCookies || CookieHeader.holdProxyCookies(sent) else { return nil }
         var cookies = HTTPFields()
         for value in sent { cookies.append(name: .cookie, value: value) }
         CookieHeader.removeProxyCookies(from: &cookies)
@@ -108,10 +118,7 @@ enum UpstreamRequestBuilder {
     static func injections(of route: Route, query: Substring?,
                            credential: (RouteInjection) -> String?) -> (fields: HTTPFields, query: [String]?) {
         var fields = HTTPFields()
-        for injection in route.injections {
-            guard let headerLine = injection.headerLine, let token = credential(injection) else { continue }
-            fields.append(headerLine, filling: token)
-        }
+        forEachHeader(of: route, credential: credential) { fields.append($0, filling: $1) }
         for cookie in cookies(from: HTTPFields(), without: HTTPFields.NameSet([]), route: route, credential: credential) ?? [] {
             fields.append(cookie)
         }
@@ -142,11 +149,15 @@ enum UpstreamRequestBuilder {
     /// client's first such field); X-Forwarded-Proto and -Host describe this hop. The
     /// client's own are gone by now (`UpstreamFieldLines.dropped`).
     private static func appendForwarded(to writer: inout RequestHeadWriter, earlier: String?, clientHost: String?,
-                                        peer: SocketAddress?, clientUsesTLS: Bool) {
-        let peerHost = peer?.host ?? "unix"
-        writer.append(UpstreamFieldLines.forwardedFor, filling: earlier.map { $0 + ", " + peerHost } ?? peerHost)
-        writer.append(clientUsesTLS ? UpstreamFieldLines.forwardedProtoHTTPS : UpstreamFieldLines.forwardedProtoHTTP)
-        if let clientHost { writer.append(UpstreamFieldLines.forwardedHost, filling: clientHost) }
+                                        peer: SocketAddress?, clientUsesTLS: Bool, except injected: HTTPFields.NameSet) {
+        if !injected.contains(.xForwardedFor) {
+            let peerHost = peer?.host ?? "unix"
+            writer.append(UpstreamFieldLines.forwardedFor, filling: earlier.map { $0 + ", " + peerHost } ?? peerHost)
+        }
+        if !injected.contains(.xForwardedProto) {
+            writer.append(clientUsesTLS ? UpstreamFieldLines.forwardedProtoHTTPS : UpstreamFieldLines.forwardedProtoHTTP)
+        }
+        if let clientHost, !injected.contains(.xForwardedHost) { writer.append(UpstreamFieldLines.forwardedHost, filling: clientHost) }
     }
 }
 
