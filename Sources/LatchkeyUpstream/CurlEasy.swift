@@ -12,9 +12,11 @@ final class CurlEasy {
     let errorBuffer: UnsafeMutablePointer<CChar>
     /// The transfer on this handle while it is in the multi; nil on the free list.
     var transfer: CurlTransfer?
-    /// Or the connect-only connection on it, which keeps the handle for its whole life
-    /// (the client holds the connection).
-    weak var connection: UpstreamConnection?
+    /// Or the connect-only connection on it, which keeps the handle for its whole life.
+    /// The client holds the connection for exactly as long as this is set (`release`
+    /// clears both). Not `weak`: a weak reference gives the connection a side table, which
+    /// sent each of its retains and releases, several per request, down the slow path.
+    unowned(unsafe) var connection: UpstreamConnection?
     /// The multi's socket bookkeeping, which opens this handle's sockets.
     unowned let events: MultiEvents
     /// The address the destination guard refused in this transfer, for its error; nil
@@ -97,7 +99,7 @@ final class CurlEasy {
 
     /// The request itself: URL, headers, method and body framing, and the transfer as the
     /// context of every callback.
-    func configure(request: UpstreamRequest, headers: CurlHeaderList, cookie: String?, transfer: UnsafeMutableRawPointer) -> CURLcode {
+    func configure(request: borrowing UpstreamRequest, headers: CurlHeaderList, cookie: String?, transfer: UnsafeMutableRawPointer) -> CURLcode {
         var status = CurlStatus()
         if let jar = request.cookieJar {
             cookieJar = jar

@@ -75,7 +75,9 @@ public final class UpstreamClient {
         }
         active.removeAll()
         for connection in connections.values {
-            if let easy = connection.easy { curl_multi_remove_handle(multi, easy.handle) }
+            guard let easy = connection.easy else { continue }
+            easy.connection = nil
+            curl_multi_remove_handle(multi, easy.handle)
         }
         connections.removeAll()
         curl_multi_cleanup(multi)
@@ -87,7 +89,7 @@ public final class UpstreamClient {
 
     /// Starts a transfer. Failures to start are reported through `upstreamDidFinish`
     /// (deferred), never thrown. May be called from inside delegate callbacks.
-    public func start(_ request: UpstreamRequest, delegate: UpstreamTransferDelegate) -> CurlTransfer {
+    public func start(_ request: borrowing UpstreamRequest, delegate: UpstreamTransferDelegate) -> CurlTransfer {
         let transfer = CurlTransfer(client: self, request: request, delegate: delegate, now: LoopInstant.now())
         transfer.activeIndex = active.count
         active.append(transfer)
@@ -118,7 +120,7 @@ public final class UpstreamClient {
     /// Starts a transfer on `path`: libcurl's (`start(_:delegate:)`), or Latchkey's own
     /// HTTP/1.1 exchange over a pooled connection. Failures to start are reported through
     /// `upstreamDidFinish` (deferred), never thrown.
-    public func start(_ request: UpstreamRequest, on path: UpstreamPath, delegate: UpstreamTransferDelegate) -> UpstreamTransfer {
+    public func start(_ request: borrowing UpstreamRequest, on path: UpstreamPath, delegate: UpstreamTransferDelegate) -> UpstreamTransfer {
         guard path == .http1, let transfer = HTTP1Transfer(client: self, request: request, delegate: delegate) else {
             return start(request, delegate: delegate)
         }
