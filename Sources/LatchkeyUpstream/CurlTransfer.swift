@@ -39,7 +39,7 @@ public final class CurlTransfer: UpstreamTransfer {
     /// Read off the handle when it is released.
     @exclusivity(unchecked) public private(set) var connectionUse = ConnectionUse()
 
-    init(client: UpstreamClient, request: UpstreamRequest, delegate: UpstreamTransferDelegate, now: LoopInstant) {
+    init(client: UpstreamClient, request: borrowing UpstreamRequest, delegate: UpstreamTransferDelegate, now: LoopInstant) {
         self.client = client
         self.delegate = delegate
         firstByteTimeout = request.options.firstByteTimeout

@@ -2,9 +2,9 @@ import LatchkeyHTTP
 
 /// What to send upstream. The caller has already removed hop-by-hop and framing headers
 /// (`Connection`, `Transfer-Encoding`, `Content-Length`, …); `fields` includes `Host`.
-/// A class, made once and only read: as a struct of some 230 bytes it was copied whole on
-/// its way out of the builder, its strings and arrays retained and released each time.
-public final class UpstreamRequest: Sendable {
+/// Made once and only read: every transfer takes it `borrowing`, so it is never copied (a
+/// copy would retain each of its strings and arrays).
+public struct UpstreamRequest: Sendable {
     public let method: String
     /// `scheme://authority`: what a connection is made for.
     public let origin: String
@@ -29,7 +29,7 @@ public final class UpstreamRequest: Sendable {
 
     /// A request made from its URL's parts: a route's, whose origin is fixed and whose
     /// target is made per request, so that no URL is composed to be taken apart again.
-    public convenience init(
+    public init(
         method: String,
         origin: String,
         target: String,
@@ -45,7 +45,7 @@ public final class UpstreamRequest: Sendable {
 
     /// A request whose head the caller wrote (`RequestHeadWriter.write`, with this method
     /// and target): Latchkey's own HTTP/1.1 sends it as it is; libcurl is given its fields.
-    public convenience init(
+    public init(
         method: String,
         origin: String,
         target: String,
@@ -86,7 +86,7 @@ public final class UpstreamRequest: Sendable {
     /// A request to an absolute http(s) URL, taken apart here (`originAndTarget`). A URL
     /// that is not absolute stays whole as the origin, with no target: libcurl is handed it
     /// as it is, and Latchkey's own HTTP/1.1 refuses it.
-    public convenience init(
+    public init(
         method: String,
         url: String,
         fields: HTTPFields,
