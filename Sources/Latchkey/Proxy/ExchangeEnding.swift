@@ -40,6 +40,7 @@ extension ProxyHandler {
     func conclude(_ exchange: ServerExchange, _ ending: ExchangeEnding, route: Route? = nil, in context: ProxyContext) {
         var upstreamTime: Duration?
         var outcome: String?
+        let routeMetrics = route.map { context.metrics.routes[$0.index] }
         switch ending {
         case .served(let response):
             exchange.respond(status: response.status, fields: response.fields, body: response.body)
@@ -55,10 +56,10 @@ extension ProxyHandler {
             outcome = answeredOutcome
         case .relayed(let time):
             exchange.finish()
-            if let route, let time { context.metrics.routes[route.index].upstreamCompleted(after: time) }
+            if let routeMetrics, let time { routeMetrics.upstreamCompleted(after: time) }
             upstreamTime = time
         case .upstreamFailed(let error, let headSent, let time):
-            if let route { context.metrics.routes[route.index].upstreamFailed(error.code) }
+            routeMetrics?.upstreamFailed(error.code)
             context.logger.warning("upstream failed", metadata: [
                 "route": .string(route?.name ?? "-"), "error": .string("\(error.code)"), "detail": .string(error.detail),
             ])
@@ -74,6 +75,6 @@ extension ProxyHandler {
             outcome = tunnelOutcome
         }
         context.accessLog.record(exchange, route: route, now: loop.now, upstreamTime: upstreamTime, outcome: outcome)
-        if let route, let status = exchange.status { context.metrics.routes[route.index].answered(status: status) }
+        if let routeMetrics, let status = exchange.status { routeMetrics.answered(status: status) }
     }
 }

@@ -24,6 +24,8 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
     let context: ProxyContext
     let blueprint: RequestBlueprint
     let identity: Identity?
+    /// This route's series, looked up once.
+    let metrics: RouteMetrics
     @exclusivity(unchecked) var machine: ExchangeMachine
     @exclusivity(unchecked) var token: IssuedToken?
     /// The running transfer: set exactly while the machine is `sending`.
@@ -40,6 +42,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
         self.context = context
         self.blueprint = blueprint
         self.identity = identity
+        metrics = context.metrics.routes[route.index]
         machine = ExchangeMachine(plan: ExchangeMachine.Plan(route: route, identity: identity, head: exchange.head,
                                                              handoffCallable: context.handoffCaller != nil))
     }
@@ -240,8 +243,6 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
     /// The identity's jar on a route with `jar: proxy`.
     var cookieJar: CookieJar? { route.keepsCookies ? identity?.cookieJar : nil }
 
-    /// This route's series.
-    var metrics: RouteMetrics { context.metrics.routes[route.index] }
 }
 
 extension ExchangeMachine.Plan {
