@@ -129,11 +129,11 @@ import Testing
 
     @Test func anInjectionThatNamesACaptureAttachesItInsteadOfTheToken() {
         let head = head(["Host": "h"], target: "/api/movie?session_id=forged&x=1")
-        let blueprint = RequestBlueprint(head: head, target: RequestTarget(head.target)!, clientHost: "h", peer: nil, clientUsesTLS: false,
+        let blueprint = RequestBlueprint(target: RequestTarget(head.target)!, clientHost: "h", peer: nil, clientUsesTLS: false,
                                          inboundHeader: nil,
                                          credentials: CredentialSnapshot(generation: 1, values: ["tok": "k"]))
         let token = IssuedToken(accessToken: "the token", generation: 1, captures: ["session_id": "s 1", "request_token": "r"])
-        let request = blueprint.request(for: tmdbRoute, token: token, jar: nil)
+        let request = blueprint.request(for: tmdbRoute, head: head, token: token, jar: nil)
         #expect(request.url == "http://up.example:9000/base/movie?x=1&api_key=k&session_id=s%201")
         #expect(request.fields["X-Token"] == "T the token")
     }

@@ -164,7 +164,7 @@ final class Admission: Sendable {
         let inboundHeader: String? = if case .sharedSecret(let header, _) = policy.inbound { header } else { nil }
         let forward = Forward(
             route: route, identity: identity,
-            blueprint: RequestBlueprint(head: head, target: target, clientHost: host, peer: requester.peer, clientUsesTLS: clientUsesTLS,
+            blueprint: RequestBlueprint(target: target, clientHost: host, peer: requester.peer, clientUsesTLS: clientUsesTLS,
                                         inboundHeader: inboundHeader,
                                         credentials: credentials),
             rewriter: ResponseRewriter(route: route, clientHost: host, clientOnLoopback: requester.peer?.isLoopback ?? true,

@@ -63,7 +63,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
     /// hands it the body bytes that are already here.
     func startTransfer(_ start: ExchangeMachine.Start, token: IssuedToken?) {
         self.token = token
-        let transfer = handler.upstream.start(blueprint.request(for: route, token: token, jar: cookieJar), on: route.upstreamPath, delegate: self)
+        let transfer = handler.upstream.start(blueprint.request(for: route, head: exchange.head, token: token, jar: cookieJar), on: route.upstreamPath, delegate: self)
         self.transfer = transfer
         if !start.pendingBody.isEmpty { start.pendingBody.withUnsafeBytes { transfer.sendBody($0) } }
         if start.bodyEnded { transfer.finishBody() }

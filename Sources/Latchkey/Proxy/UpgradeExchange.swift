@@ -62,7 +62,7 @@ final class UpgradeExchange: LoopTimer, ExchangeHandler, UpstreamConnectionDeleg
 
     private func handshake(token: IssuedToken?) {
         self.token = token
-        let request = forward.blueprint.request(for: route, token: token, jar: nil)
+        let request = forward.blueprint.request(for: route, head: exchange.head, token: token, jar: nil)
         var fields = request.fields
         fields.append(name: .connection, value: "Upgrade")
         fields.append(name: .upgrade, value: plan.offer)
