@@ -194,13 +194,14 @@ class IdpServer:
         return sum(errors.values()) if error is None else errors.get(error, 0)
 
     def token_answers(self, since: int = 0) -> list[dict]:
-        """The token answers from number `since` on, in the order given, once none is still
-        being worked on (the IdP finishes a request whose client died): each
-        {"grant_type", "status", "presented", "issued", "error", "answered_at"}: the refresh
-        token a refresh sent, the one a success returned, and the time.time() of the answer."""
+        """The token answers from number `since` on, in the order given, once the IdP holds
+        no request (it finishes one whose client died, and such a request may still wait for
+        a thread): each {"grant_type", "status", "presented", "issued", "error",
+        "answered_at"}: the refresh token a refresh sent, the one a success returned, and the
+        time.time() of the answer. Asked while no client sends it anything."""
         def settled():
             doc = fetch(f"{self.url}/_test/token-answers?since={since}").json()
-            return doc if doc["in_flight"] == 0 else None
+            return doc if doc["in_flight"] == 0 and doc["pending"] == 0 else None
 
         doc = wait_until(settled, timeout=STOP_TIMEOUT)
         assert doc is not None, f"the IdP at {self.url} still answers token requests after {STOP_TIMEOUT}s"

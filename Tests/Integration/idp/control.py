@@ -23,6 +23,9 @@ _token_errors: Counter = Counter()  # OAuth error code of a refused token reques
 _token_answers: list = []  # one dict per answered token request, in the order answered
 _token_in_flight = 0
 _revocations: Counter = Counter()  # token_type_hint -> count
+# waitress's task dispatcher (set by idp.server): a request it has read waits in its queue
+# for a thread before any middleware sees it, so `in_flight` alone misses it.
+dispatcher = None
 
 
 def snapshot() -> dict:
@@ -92,14 +95,25 @@ def counters(request):
     return JsonResponse(snapshot())
 
 
+def _other_requests() -> int:
+    """Requests waitress has read and not yet answered, other than the one asking: queued
+    for a thread or being served."""
+    if dispatcher is None:
+        return 0
+    with dispatcher.lock:
+        return len(dispatcher.queue) + dispatcher.active_count - 1
+
+
 @require_GET
 def token_answers(request):
-    """The token answers from number `since` (default 0) on (see _answer_record), and how
-    many token requests are still being answered: a killed client's request runs to its end
-    here all the same."""
+    """The token answers from number `since` (default 0) on (see _answer_record), how many
+    token requests are still being answered, and how many other requests the server holds:
+    a killed client's request runs to its end here all the same, after waiting for a thread
+    when all of them are busy."""
     since = int(request.GET.get("since", "0"))
+    pending = _other_requests()
     with _lock:
-        return JsonResponse({"answers": _token_answers[since:], "in_flight": _token_in_flight})
+        return JsonResponse({"answers": _token_answers[since:], "in_flight": _token_in_flight, "pending": pending})
 
 
 @csrf_exempt

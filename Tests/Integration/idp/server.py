@@ -80,6 +80,9 @@ def serve(args, db: Path) -> None:
     # poll() instead of select() so that descriptors past 1024 work.
     server = create_server(application, sockets=[listener], threads=args.threads, connection_limit=1000,
                            backlog=1024, asyncore_use_poll=True, ident="latchkey-idp")
+    from idp import control
+
+    control.dispatcher = server.task_dispatcher
     print(f"idp listening address={authority}", flush=True)
     server.run()
 
