@@ -30,9 +30,8 @@ public struct UpstreamOptions: Sendable, Equatable {
         idleTimeout: Duration = .seconds(60),
         refusesLocalDestinations: Bool = false
     ) {
-        paths = caFile == nil && clientCertificateFile == nil && clientKeyFile == nil && proxy == nil
-            ? Paths.none
-            : Paths(caFile: caFile, clientCertificateFile: clientCertificateFile, clientKeyFile: clientKeyFile, proxy: proxy)
+        paths = Paths.make(Paths.Values(caFile: caFile, clientCertificateFile: clientCertificateFile,
+                                        clientKeyFile: clientKeyFile, proxy: proxy))
         self.http2 = http2
         self.connectTimeout = connectTimeout
         self.firstByteTimeout = firstByteTimeout
@@ -42,54 +41,61 @@ public struct UpstreamOptions: Sendable, Equatable {
 
     /// PEM bundle to verify the upstream against instead of the system CAs.
     public var caFile: String? {
-        get { paths.caFile }
-        set { paths = Paths(caFile: newValue, clientCertificateFile: clientCertificateFile, clientKeyFile: clientKeyFile, proxy: proxy) }
+        get { paths.values.caFile }
+        set { changePaths { $0.caFile = newValue } }
     }
 
     /// PEM client certificate for mutual TLS.
     public var clientCertificateFile: String? {
-        get { paths.clientCertificateFile }
-        set { paths = Paths(caFile: caFile, clientCertificateFile: newValue, clientKeyFile: clientKeyFile, proxy: proxy) }
+        get { paths.values.clientCertificateFile }
+        set { changePaths { $0.clientCertificateFile = newValue } }
     }
 
     /// Its private key.
     public var clientKeyFile: String? {
-        get { paths.clientKeyFile }
-        set { paths = Paths(caFile: caFile, clientCertificateFile: clientCertificateFile, clientKeyFile: newValue, proxy: proxy) }
+        get { paths.values.clientKeyFile }
+        set { changePaths { $0.clientKeyFile = newValue } }
     }
 
     /// curl proxy string (`http://host:port`, `socks5h://…`).
     public var proxy: String? {
-        get { paths.proxy }
-        set { paths = Paths(caFile: caFile, clientCertificateFile: clientCertificateFile, clientKeyFile: clientKeyFile, proxy: newValue) }
+        get { paths.values.proxy }
+        set { changePaths { $0.proxy = newValue } }
+    }
+
+    /// The box is shared: a change makes a new one.
+    private mutating func changePaths(_ change: (inout Paths.Values) -> Void) {
+        var values = paths.values
+        change(&values)
+        paths = Paths.make(values)
     }
 
     public static func == (lhs: UpstreamOptions, rhs: UpstreamOptions) -> Bool {
-        (lhs.paths === rhs.paths || lhs.paths == rhs.paths) && lhs.http2 == rhs.http2
+        (lhs.paths === rhs.paths || lhs.paths.values == rhs.paths.values) && lhs.http2 == rhs.http2
             && lhs.connectTimeout == rhs.connectTimeout && lhs.firstByteTimeout == rhs.firstByteTimeout
             && lhs.idleTimeout == rhs.idleTimeout && lhs.refusesLocalDestinations == rhs.refusesLocalDestinations
     }
 
-    /// The files and the proxy, never changed in place: a setter makes a new box.
-    private final class Paths: Sendable, Equatable {
-        /// Most routes' (and every default's): no allocation for them.
-        static let none = Paths(caFile: nil, clientCertificateFile: nil, clientKeyFile: nil, proxy: nil)
-
-        let caFile: String?
-        let clientCertificateFile: String?
-        let clientKeyFile: String?
-        let proxy: String?
-
-        init(caFile: String?, clientCertificateFile: String?, clientKeyFile: String?, proxy: String?) {
-            self.caFile = caFile
-            self.clientCertificateFile = clientCertificateFile
-            self.clientKeyFile = clientKeyFile
-            self.proxy = proxy
+    /// The files and the proxy, never changed in place.
+    private final class Paths: Sendable {
+        struct Values: Equatable {
+            var caFile: String?
+            var clientCertificateFile: String?
+            var clientKeyFile: String?
+            var proxy: String?
         }
 
-        static func == (lhs: Paths, rhs: Paths) -> Bool {
-            lhs.caFile == rhs.caFile && lhs.clientCertificateFile == rhs.clientCertificateFile
-                && lhs.clientKeyFile == rhs.clientKeyFile && lhs.proxy == rhs.proxy
+        /// Most routes' (and every default's): no allocation for them.
+        private static let none = Paths(values: Values())
+
+        let values: Values
+
+        private init(values: Values) {
+            self.values = values
+        }
+
+        static func make(_ values: Values) -> Paths {
+            values == Values() ? none : Paths(values: values)
         }
     }
 }
