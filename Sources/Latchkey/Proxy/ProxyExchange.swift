@@ -63,6 +63,9 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
     /// hands it the body bytes that are already here.
     func startTransfer(_ start: ExchangeMachine.Start, token: IssuedToken?) {
         self.token = token
+        // Read through a local reference, the head is lent to the builder; read through
+        // `self`, it was copied for the call (its strings and arrays retained and released).
+        let exchange = exchange
         let transfer = handler.upstream.start(blueprint.request(for: route, head: exchange.head, token: token, jar: cookieJar), on: route.upstreamPath, delegate: self)
         self.transfer = transfer
         if !start.pendingBody.isEmpty { start.pendingBody.withUnsafeBytes { transfer.sendBody($0) } }
