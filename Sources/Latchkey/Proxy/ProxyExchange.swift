@@ -245,7 +245,6 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
 
     /// The identity's jar on a route with `jar: proxy`.
     var cookieJar: CookieJar? { route.keepsCookies ? identity?.cookieJar : nil }
-
 }
 
 extension ExchangeMachine.Plan {
