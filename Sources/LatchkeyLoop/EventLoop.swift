@@ -90,7 +90,9 @@ public final class EventLoop {
         return registration
     }
 
-    /// epoll_ctl(EPOLL_CTL_MOD).
+    /// epoll_ctl(EPOLL_CTL_MOD). The kernel looks at the fd again as it changes it: an
+    /// edge-triggered registration given its own events again is reported at the next wait
+    /// if the fd is still ready.
     public func modify(_ registration: IORegistration, events: IOEvents) throws(SystemError) {
         guard let fd = liveFD(registration) else { return }
         var event = epoll_event()

@@ -10,11 +10,18 @@ public struct IOEvents: OptionSet, Sendable, Hashable {
     /// Peer closed or the fd failed; always reported, never requested.
     public static let hangup = IOEvents(rawValue: 1 << 2)
     public static let error = IOEvents(rawValue: 1 << 3)
+    /// Asked with `readable` or `writable`, never reported: epoll reports the fd when new
+    /// bytes or new room arrive, not again at every wait while they stay (EPOLLET). Its
+    /// handler must read until the socket is empty, or ask again (`EventLoop.modify`
+    /// with the same events) for bytes it left there on purpose. For plain sockets whose
+    /// handlers do so; a TLS session or libcurl may hold bytes that epoll cannot see.
+    public static let edgeTriggered = IOEvents(rawValue: 1 << 4)
 
     var epollMask: UInt32 {
         var mask: UInt32 = 0
         if contains(.readable) { mask |= EPOLLIN.rawValue | EPOLLRDHUP.rawValue }
         if contains(.writable) { mask |= EPOLLOUT.rawValue }
+        if contains(.edgeTriggered) { mask |= EPOLLET.rawValue }
         return mask
     }
 
