@@ -88,12 +88,18 @@ public struct ConnectionSettings: Sendable {
     /// False: each connection carries one request and closes after its response, whatever
     /// the client asked (the login's redirect receiver, whose port must close with it).
     public var keepAlive: Bool
+    /// A request body the handler keeps taking is read on, a buffer at a time, until the
+    /// socket is drained or this much has been read in one turn: a 64 KiB upload then
+    /// reaches the upstream in one hand-over instead of one per 16 KiB loop turn, and one
+    /// fast uploader still leaves the loop to the other connections.
+    public var readBudgetPerTurn: Int
 
     public init(
         http: HTTPLimits = .init(), headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60),
         bodyTimeout: Duration = .seconds(60), tunnelIdleTimeout: Duration = .seconds(600), upgradeIdleTimeout: Duration? = nil,
         maxConnections: Int = 10_000,
-        outboundHighWater: Int = 256 * 1024, maxRequestBodyBytes: UInt64? = nil, keepAlive: Bool = true
+        outboundHighWater: Int = 256 * 1024, maxRequestBodyBytes: UInt64? = nil, keepAlive: Bool = true,
+        readBudgetPerTurn: Int = 256 * 1024
     ) {
         self.http = http
         self.headTimeout = headTimeout
@@ -105,5 +111,6 @@ public struct ConnectionSettings: Sendable {
         self.outboundHighWater = outboundHighWater
         self.maxRequestBodyBytes = maxRequestBodyBytes
         self.keepAlive = keepAlive
+        self.readBudgetPerTurn = readBudgetPerTurn
     }
 }

@@ -11,8 +11,32 @@ extension ServerConnection {
         if pendingOutput > 0 { wanted.insert(.writable) }
         if machine.wantsInput(bufferFull: inputIsFull) { wanted.insert(.readable) }
         if !crossedTLSWait.isEmpty { wanted = crossedTLSWait.interest(wanted) }
-        setInterest(wanted)
+        setInterest(edgeTriggered(wanted))
         if relay != nil { updateUpstreamInterest() }
+    }
+
+    /// A plain connection serving HTTP is watched edge-triggered, as nginx watches its
+    /// sockets: level-triggered epoll looks at every socket it reported again at the next
+    /// wait, a cost per request in the kernel. Its reads go on until the socket is drained
+    /// or the buffer is full (which drops read interest: asking for it again makes the
+    /// kernel look again), or stop on the turn's budget (`readAgainNextTurn`); its writes
+    /// go on until the socket is full. A TLS session can hold decrypted bytes epoll does
+    /// not see, and a relay reads a piece per turn: both stay level-triggered.
+    func edgeTriggered(_ wanted: IOEvents) -> IOEvents {
+        guard tls == nil, !machine.isRelaying, !wanted.isEmpty else { return wanted }
+        return wanted.union(.edgeTriggered)
+    }
+
+    /// Bytes left in the socket on purpose (the turn's budget), or its end, are reported
+    /// again at the next wait, as level-triggered epoll would: an edge-triggered
+    /// registration is asked for its events again.
+    func readAgainNextTurn() {
+        guard let registration, interest.contains(.edgeTriggered) else { return }
+        do {
+            try loop.modify(registration, events: interest)
+        } catch {
+            close()
+        }
     }
 
     func setInterest(_ wanted: IOEvents) {

@@ -82,7 +82,7 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
     var loop: EventLoop { server.loop }
 
     func start() throws(SystemError) {
-        interest = .readable
+        interest = edgeTriggered(.readable)
         registration = try loop.register(fd: socket.fd, events: interest, handler: self)
         updateTimer()
     }
@@ -102,21 +102,20 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
         if !machine.isClosed, !interest.contains(.readable), !events.isDisjoint(with: [.hangup, .error]) {
             return close()
         }
-        if !machine.isClosed, !events.isDisjoint(with: [.readable, .hangup, .error]) { readInput() }
+        if !machine.isClosed, !events.isDisjoint(with: [.readable, .hangup, .error]) {
+            readInput(peerFinished: events.contains(.hangup))
+        }
         if !machine.isClosed { updateInterest() }
     }
 
-    /// A request body the handler keeps taking is read on, a buffer at a time, until the
-    /// socket is drained or this much has been read in one turn: a 64 KiB upload then
-    /// reaches the upstream in one hand-over instead of one per 16 KiB loop turn, and one
-    /// fast uploader still leaves the loop to the other connections.
-    static let bytesPerTurn = 256 * 1024
-
     /// Reads what the transport has and decodes it; again while a TLS session holds
     /// decrypted bytes that epoll cannot report, or while a body or a head larger than the
-    /// buffer goes on arriving.
-    func readInput() {
-        var budget = Self.bytesPerTurn
+    /// buffer goes on arriving, up to the settings' budget for one turn. `peerFinished`:
+    /// epoll reported the client's end of sending (EPOLLRDHUP), which a read that leaves the
+    /// socket empty of bytes has not reached: it is read at the next turn, as a
+    /// level-triggered watch would report it, after what this turn's requests wrote.
+    func readInput(peerFinished: Bool = false) {
+        var budget = server.settings.readBudgetPerTurn
         while true {
             let read = readAvailable()
             if machine.isClosed { return }
@@ -124,7 +123,14 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
             guard read.count > 0 else { break }
             if hasUnreadTLSInput { continue }
             budget -= read.count
-            guard read.filledBuffer, budget > 0, readsOnAfterFullBuffer else { break }
+            guard read.filledBuffer, readsOnAfterFullBuffer else {
+                if peerFinished { readAgainNextTurn() }
+                break
+            }
+            guard budget > 0 else {
+                readAgainNextTurn()
+                break
+            }
         }
         if exchange == nil { releaseReaderIfIdle() }
     }

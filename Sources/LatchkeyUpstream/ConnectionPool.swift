@@ -77,6 +77,12 @@ public final class ConnectionPool {
             idleGauge?.increment()
         }
         if !timer.isArmed, let deadline = idle.nextExpiry { loop.arm(timer, at: deadline) }
+        // The response ended where the last read filled the buffer: what else the upstream
+        // sent is still in the socket, where an edge-triggered watch will not report it.
+        if pooled.lastReadFilled {
+            pooled.lastReadFilled = false
+            parkedConnectionWoke(pooled)
+        }
     }
 
     /// A parked connection became readable: the upstream closed it or reset it, or sent

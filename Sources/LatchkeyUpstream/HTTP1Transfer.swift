@@ -184,7 +184,7 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
 
     public func handleIO(_ events: IOEvents) {
         if events.contains(.writable) { writeOutput() }
-        if pooled != nil, !events.isDisjoint(with: [.readable, .hangup, .error]) { readInput() }
+        if pooled != nil, !events.isDisjoint(with: [.readable, .hangup, .error]) { readInput(peerFinished: events.contains(.hangup)) }
     }
 
     // MARK: writing
@@ -248,7 +248,10 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
 
     // MARK: reading
 
-    private func readInput() {
+    /// `peerFinished`: epoll reported the upstream's end of sending (EPOLLRDHUP), which a
+    /// read that leaves the socket empty of bytes has not reached yet; the edge-triggered
+    /// watch will not report it again, so reading goes on to it.
+    private func readInput(peerFinished: Bool = false) {
         while let pooled, machine.isExchanging, machine.response != .streaming(paused: true) {
             let read: (count: Int?, filled: Bool)
             do {
@@ -256,6 +259,7 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
             } catch {
                 return connectionLost(UpstreamError(.receiveFailed, detail: "\(error)"), whileWriting: false)
             }
+            pooled.lastReadFilled = read.filled
             guard let count = read.count else { return }
             decodeInput()
             if count == 0 {
@@ -264,9 +268,10 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
                 if self.pooled === pooled, machine.response != .streaming(paused: true) { peerClosed() }
                 return
             }
-            // A plain socket that did not fill the space is drained; epoll says when more
-            // comes. curl may hold decrypted bytes the socket no longer shows.
-            guard read.filled || pooled.connection.mayHoldReadBytes else { return }
+            // A plain socket that did not fill the space is drained of bytes; epoll says when
+            // more comes, but not of an end it already reported. curl may hold decrypted
+            // bytes the socket no longer shows.
+            guard read.filled || peerFinished || pooled.connection.mayHoldReadBytes else { return }
         }
     }
 

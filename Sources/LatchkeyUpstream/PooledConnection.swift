@@ -17,6 +17,9 @@ final class PooledConnection: IOHandler {
     /// What was read from the connection and not yet decoded; no buffer while parked.
     @exclusivity(unchecked) var input: InputBuffer
     @exclusivity(unchecked) private var interest: IOEvents = []
+    /// The last read took all the room it had: bytes may wait in the socket that an
+    /// edge-triggered watch will not report again (`ConnectionPool.park` looks).
+    @exclusivity(unchecked) var lastReadFilled = false
 
     init(connection: UpstreamConnection, key: ConnectionKey, pool: ConnectionPool) {
         self.connection = connection
@@ -25,8 +28,13 @@ final class PooledConnection: IOHandler {
         input = InputBuffer(pool: pool.inputBuffers)
     }
 
-    /// Watches the socket for `events`, with an epoll call only when they change.
+    /// Watches the socket for `events`, with an epoll call only when they change. A plain
+    /// socket is watched edge-triggered (as a client connection is, `IOEvents.edgeTriggered`):
+    /// its exchange reads until the socket is drained or the response pauses, which drops
+    /// read interest; asking for it again makes the kernel look again. curl may hold
+    /// decrypted bytes of a TLS connection that epoll does not see: level-triggered.
     func watch(_ events: IOEvents) throws(SystemError) {
+        let events = events.isEmpty || !connection.readsSocketItself ? events : events.union(.edgeTriggered)
         guard events != interest else { return }
         try connection.watch(events, handler: self)
         interest = events

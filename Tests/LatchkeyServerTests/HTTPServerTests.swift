@@ -88,6 +88,54 @@ import Testing
         #expect(ContinuousClock.now - answered > .seconds(1))
     }
 
+    /// A body already waiting in the socket beyond the turn's read budget is read on at the
+    /// next turns: the edge-triggered watch reports the socket once, and the connection asks
+    /// for it again rather than wait for bytes that will not come (the whole body is sent
+    /// while the loop is held, so no arrival reports it later).
+    @Test func aBodyWaitingBeyondTheTurnsBudgetIsReadOnTheNextTurns() throws {
+        let server = try ServerHarness(settings: ConnectionSettings(readBudgetPerTurn: 4096))
+        let client = try TestClient(port: server.port)
+        let held = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        server.thread.handle.execute { _ in
+            held.signal()
+            release.wait()
+        }
+        held.wait()
+        client.send("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 40000\r\n\r\n" + String(repeating: "b", count: 40000))
+        release.signal()
+        #expect(client.read(until: "bytes=40000").contains("POST /b bytes=40000"))
+    }
+
+    /// A client that ends its sending right behind its request, both in one readiness
+    /// report: the request is answered, and the end, which the edge-triggered watch reports
+    /// only that once, closes the connection then rather than at the idle timeout.
+    @Test func aClientsEndThatCameWithItsRequestClosesTheConnectionAfterTheAnswer() throws {
+        let server = try ServerHarness(settings: ConnectionSettings(idleTimeout: .seconds(30)))
+        let client = try TestClient(port: server.port)
+        client.sendThenFinish("GET /last HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(client.read(until: "bytes=0").contains("GET /last bytes=0"))
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !server.connectionEvents.all.contains(.closed) && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(server.connectionEvents.all == [.opened, .closed])
+    }
+
+    /// The same end behind a request answered later, as a proxied one is: nothing else
+    /// happens on the connection meanwhile, and the end is still read at once (the client
+    /// has gone, as nginx takes it, so the answer is dropped) rather than at the idle timeout.
+    @Test func aClientsEndThatCameWithARequestAnsweredLaterClosesTheConnectionAtOnce() throws {
+        let server = try ServerHarness(settings: ConnectionSettings(idleTimeout: .seconds(30)))
+        let client = try TestClient(port: server.port)
+        client.sendThenFinish("GET /later HTTP/1.1\r\nHost: x\r\n\r\n")
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !server.connectionEvents.all.contains(.closed) && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(server.connectionEvents.all == [.opened, .closed])
+    }
+
     @Test func trickledBodyGets408AtTheBodyTimeout() throws {
         let server = try ServerHarness(settings: ConnectionSettings(idleTimeout: .seconds(30), bodyTimeout: .milliseconds(500)))
         let client = try TestClient(port: server.port)

@@ -72,7 +72,7 @@ final class ServerHarness: Sendable {
 /// `Expect: 100-continue` gets its interim response. `/big/N` answers N bytes, sent as
 /// backpressure allows; `/cut/N` announces twice N bytes, sends N and aborts (an upstream
 /// that failed mid-body); `/paused-upload` pauses the body after every piece and resumes it
-/// a millisecond later.
+/// a millisecond later; `/later` answers 50 ms after its head, as a proxied request does.
 final class EchoServerHandler: ServerHandler {
     let loop: EventLoop
     let connectionEvents: ConnectionEventLog
@@ -94,6 +94,7 @@ final class EchoServerHandler: ServerHandler {
             exchange.abort()
             return BigResponse(exchange, size: 0)
         }
+        if exchange.head.target == "/later" { return LaterAnswer(exchange, loop: loop) }
         let echo = EchoExchange(exchange, pausingIn: exchange.head.target == "/paused-upload" ? loop : nil)
         exchange.resumeRequestBody()
         return echo
@@ -186,6 +187,25 @@ final class EchoExchange: ExchangeHandler {
     func exchangeAborted(_ reason: ExchangeEnd) {}
 }
 
+/// Answers "later" 50 ms after the head, from a timer: nothing happens on the connection
+/// in between.
+final class LaterAnswer: ExchangeHandler {
+    let exchange: ServerExchange
+    private lazy var answer = ClosureTimer { [unowned self] in
+        self.exchange.respond(status: 200, fields: ["Content-Type": "text/plain"], body: Array("later".utf8))
+    }
+
+    init(_ exchange: ServerExchange, loop: EventLoop) {
+        self.exchange = exchange
+        loop.arm(answer, after: .milliseconds(50))
+    }
+
+    func requestBody(_ bytes: UnsafeRawBufferPointer) {}
+    func requestBodyEnded() {}
+    func responseDrained() {}
+    func exchangeAborted(_ reason: ExchangeEnd) {}
+}
+
 /// Answers `size` bytes of "x", 64 KiB at a time while the server's buffer takes them.
 final class BigResponse: ExchangeHandler {
     let exchange: ServerExchange
@@ -235,6 +255,16 @@ final class TestClient {
     func send(_ text: String) {
         var bytes = Array(text.utf8)
         _ = bytes.withUnsafeMutableBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Sends `text` and the end of the client's sending in one segment: TCP_CORK holds the
+    /// bytes until the half close sends them with its FIN, so the server sees both in one
+    /// readiness report.
+    func sendThenFinish(_ text: String) {
+        var on: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_CORK, &on, socklen_t(MemoryLayout<Int32>.size))
+        send(text)
+        shutdown(fd, Int32(SHUT_WR))
     }
 
     /// Reads until `text` holds `count` occurrences of `marker`, the peer closes, or the

@@ -96,6 +96,49 @@ import Testing
         #expect(server.acceptCount == 2)
     }
 
+    /// A body delimited by the close, whose last bytes and end come in one readiness report:
+    /// the edge-triggered watch reports the end once, with the bytes, and the transfer reads
+    /// on to it rather than wait for a report that does not come.
+    @Test func aBodyWhoseEndCameWithItsLastBytesIsComplete() async throws {
+        let server = try TestServer { connection in
+            guard connection.readRequest() != nil else { return }
+            connection.writeAndClose("HTTP/1.1 200 OK\r\n\r\nall of it")
+        }
+        let harness = try UpstreamHarness()
+        let outcome = await harness.perform(request(server.baseURL, fields: ["Host": "up"]), on: .http1)
+        await harness.shutDown()
+
+        #expect(outcome.error == nil)
+        #expect(outcome.bodyText == "all of it")
+    }
+
+    /// An upstream that sends more than its response, the extra bytes behind it in the same
+    /// write, where the response ends exactly at the end of the read buffer (16 KiB): the
+    /// extra bytes wait in the socket, which the edge-triggered watch does not report again.
+    /// The pool looks before it keeps the connection, and the next request never reads them
+    /// as its answer.
+    @Test func bytesBehindAResponseThatFilledTheReadBufferNeverAnswerTheNextRequest() async throws {
+        let head = "HTTP/1.1 200 OK\r\nContent-Length: 16342\r\n\r\n"
+        #expect(head.utf8.count + 16342 == 16 * 1024)
+        let server = try TestServer { connection in
+            while let received = connection.readRequest() {
+                if received.requestLine.contains("/first") {
+                    connection.write(head + String(repeating: "x", count: 16342) + "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstale")
+                } else {
+                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfresh")
+                }
+            }
+        }
+        let harness = try UpstreamHarness()
+        let first = await harness.perform(request(server.baseURL + "/first", fields: ["Host": "up"]), on: .http1)
+        let second = await harness.perform(request(server.baseURL + "/second", fields: ["Host": "up"]), on: .http1)
+        await harness.shutDown()
+
+        #expect(first.error == nil && first.body.count == 16342)
+        #expect(second.error == nil && second.bodyText == "fresh")
+        #expect(server.acceptCount == 2)
+    }
+
     @Test func aCutResponseFailsAndAClosingOneIsNotKept() async throws {
         let server = try TestServer { connection in
             guard let received = connection.readRequest() else { return }

@@ -116,6 +116,16 @@ final class TestConnection: @unchecked Sendable {
         stream.write(bytes)
     }
 
+    /// Writes `string` and closes, the bytes and the end in one segment: TCP_CORK holds
+    /// the bytes until the close sends them with its FIN, so the client sees both in one
+    /// readiness report.
+    func writeAndClose(_ string: String) {
+        var on: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_CORK, &on, socklen_t(MemoryLayout<Int32>.size))
+        write(string)
+        close()
+    }
+
     /// Aborts the connection: SO_LINGER 0 makes close send RST.
     func reset() {
         var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
