@@ -17,19 +17,18 @@ extension ServerConnection {
 
     /// A plain connection serving HTTP is watched edge-triggered, as nginx watches its
     /// sockets: level-triggered epoll looks at every socket it reported again at the next
-    /// wait, a cost per request in the kernel. Its reads go on until the socket is drained
-    /// or the buffer is full (which drops read interest: asking for it again makes the
-    /// kernel look again), or stop on the turn's budget (`readAgainNextTurn`); its writes
-    /// go on until the socket is full. A TLS session can hold decrypted bytes epoll does
-    /// not see, and a relay reads a piece per turn: both stay level-triggered.
+    /// wait, a cost per request in the kernel. Its reads go on until the socket is drained,
+    /// or ask for the socket again when they stop before (`readInput`); its writes go on
+    /// until the socket is full. A TLS session can hold decrypted bytes epoll does not see,
+    /// and a relay reads a piece per turn: both stay level-triggered.
     func edgeTriggered(_ wanted: IOEvents) -> IOEvents {
         guard tls == nil, !machine.isRelaying, !wanted.isEmpty else { return wanted }
         return wanted.union(.edgeTriggered)
     }
 
-    /// Bytes left in the socket on purpose (the turn's budget), or its end, are reported
-    /// again at the next wait, as level-triggered epoll would: an edge-triggered
-    /// registration is asked for its events again.
+    /// Bytes left in the socket, or its end, are reported again at the next wait, as
+    /// level-triggered epoll would: an edge-triggered registration is asked for its events
+    /// again (with read interest dropped meanwhile, nothing is reported).
     func readAgainNextTurn() {
         guard let registration, interest.contains(.edgeTriggered) else { return }
         do {

@@ -110,10 +110,14 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
 
     /// Reads what the transport has and decodes it; again while a TLS session holds
     /// decrypted bytes that epoll cannot report, or while a body or a head larger than the
-    /// buffer goes on arriving, up to the settings' budget for one turn. `peerFinished`:
-    /// epoll reported the client's end of sending (EPOLLRDHUP), which a read that leaves the
-    /// socket empty of bytes has not reached: it is read at the next turn, as a
-    /// level-triggered watch would report it, after what this turn's requests wrote.
+    /// buffer goes on arriving, up to the settings' budget for one turn.
+    ///
+    /// Reading stops with bytes perhaps left in the socket when a read filled the buffer
+    /// (the handler paused the body, the budget ran out), and `peerFinished` (epoll
+    /// reported the client's end of sending, EPOLLRDHUP) says the end is still to be read
+    /// behind the last bytes. Either way the socket is looked at again at the next turn, as
+    /// a level-triggered watch would report it: the end then, after what this turn's
+    /// requests wrote.
     func readInput(peerFinished: Bool = false) {
         var budget = server.settings.readBudgetPerTurn
         while true {
@@ -123,14 +127,9 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
             guard read.count > 0 else { break }
             if hasUnreadTLSInput { continue }
             budget -= read.count
-            guard read.filledBuffer, readsOnAfterFullBuffer else {
-                if peerFinished { readAgainNextTurn() }
-                break
-            }
-            guard budget > 0 else {
-                readAgainNextTurn()
-                break
-            }
+            if read.filledBuffer, readsOnAfterFullBuffer, budget > 0 { continue }
+            if read.filledBuffer || peerFinished { readAgainNextTurn() }
+            break
         }
         if exchange == nil { releaseReaderIfIdle() }
     }

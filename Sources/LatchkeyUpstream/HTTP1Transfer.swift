@@ -123,7 +123,7 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
         updateInterest()
         decodeInput()
         // Decrypted bytes curl holds show no readiness: read them now. A plain socket's
-        // bytes wake the loop by themselves.
+        // are reported again once `updateInterest` asks for them.
         if pooled?.connection.mayHoldReadBytes == true { readInput() }
     }
 

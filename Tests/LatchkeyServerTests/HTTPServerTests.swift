@@ -95,16 +95,19 @@ import Testing
     @Test func aBodyWaitingBeyondTheTurnsBudgetIsReadOnTheNextTurns() throws {
         let server = try ServerHarness(settings: ConnectionSettings(readBudgetPerTurn: 4096))
         let client = try TestClient(port: server.port)
-        let held = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        server.thread.handle.execute { _ in
-            held.signal()
-            release.wait()
-        }
-        held.wait()
-        client.send("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 40000\r\n\r\n" + String(repeating: "b", count: 40000))
-        release.signal()
+        server.whileLoopIsHeld { client.send("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 40000\r\n\r\n" + String(repeating: "b", count: 40000)) }
         #expect(client.read(until: "bytes=40000").contains("POST /b bytes=40000"))
+    }
+
+    /// The same for a body the handler pauses after the first buffer: what waits behind it
+    /// in the socket is read once the body resumes, with no arrival to report it.
+    @Test func aBodyWaitingBehindAPauseIsReadOnceItResumes() throws {
+        let server = try ServerHarness()
+        let client = try TestClient(port: server.port)
+        server.whileLoopIsHeld {
+            client.send("POST /paused-upload HTTP/1.1\r\nHost: x\r\nContent-Length: 40000\r\n\r\n" + String(repeating: "b", count: 40000))
+        }
+        #expect(client.read(until: "bytes=40000").contains("POST /paused-upload bytes=40000"))
     }
 
     /// A client that ends its sending right behind its request, both in one readiness

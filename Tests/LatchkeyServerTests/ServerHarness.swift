@@ -53,6 +53,20 @@ final class ServerHarness: Sendable {
         return answer.value.withLock { $0! }
     }
 
+    /// Runs `body` while the loop's thread is held: whatever `body` sends waits in the
+    /// sockets, reported to the loop together once it goes on.
+    func whileLoopIsHeld(_ body: () -> Void) {
+        let held = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        thread.handle.execute { _ in
+            held.signal()
+            release.wait()
+        }
+        held.wait()
+        body()
+        release.signal()
+    }
+
     /// Graceful shutdown, as the process begins it.
     func drain() {
         thread.handle.execute { loop in loop.attachment(HTTPServer.self)?.drain {} }
