@@ -115,9 +115,10 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
     /// Reading stops with bytes perhaps left in the socket when a read filled the buffer
     /// (the handler paused the body, the budget ran out), and `peerFinished` (epoll
     /// reported the client's end of sending, EPOLLRDHUP) says the end is still to be read
-    /// behind the last bytes. Either way the socket is looked at again at the next turn, as
-    /// a level-triggered watch would report it: the end then, after what this turn's
-    /// requests wrote.
+    /// behind the last bytes. Either way, while the connection still wants input, the
+    /// socket is looked at again at the next turn, as a level-triggered watch would report
+    /// it: the end then, after what this turn's requests wrote. When it wants none (a full
+    /// buffer), read interest goes, and asking for it again later makes epoll look.
     func readInput(peerFinished: Bool = false) {
         var budget = server.settings.readBudgetPerTurn
         while true {
@@ -128,7 +129,7 @@ final class ServerConnection: LoopTimer, IOHandler, DeferredWork {
             if hasUnreadTLSInput { continue }
             budget -= read.count
             if read.filledBuffer, readsOnAfterFullBuffer, budget > 0 { continue }
-            if read.filledBuffer || peerFinished { readAgainNextTurn() }
+            if read.filledBuffer || peerFinished, machine.wantsInput(bufferFull: inputIsFull) { readAgainNextTurn() }
             break
         }
         if exchange == nil { releaseReaderIfIdle() }
