@@ -77,10 +77,11 @@ public final class ConnectionPool {
             idleGauge?.increment()
         }
         if !timer.isArmed, let deadline = idle.nextExpiry { loop.arm(timer, at: deadline) }
-        // The response ended where the last read filled the buffer: what else the upstream
-        // sent is still in the socket, where an edge-triggered watch will not report it.
-        if pooled.lastReadFilled {
-            pooled.lastReadFilled = false
+        // The response ended where the last read filled the buffer, or its last bytes came
+        // with the upstream's end: what else the upstream sent, or the end, is still in the
+        // socket, where an edge-triggered watch will not report it again.
+        if pooled.mayHaveUnreadInput {
+            pooled.mayHaveUnreadInput = false
             parkedConnectionWoke(pooled)
         }
     }

@@ -259,7 +259,7 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
             } catch {
                 return connectionLost(UpstreamError(.receiveFailed, detail: "\(error)"), whileWriting: false)
             }
-            pooled.lastReadFilled = read.filled
+            pooled.mayHaveUnreadInput = read.filled || peerFinished
             guard let count = read.count else { return }
             decodeInput()
             if count == 0 {

@@ -17,9 +17,10 @@ final class PooledConnection: IOHandler {
     /// What was read from the connection and not yet decoded; no buffer while parked.
     @exclusivity(unchecked) var input: InputBuffer
     @exclusivity(unchecked) private var interest: IOEvents = []
-    /// The last read took all the room it had: bytes may wait in the socket that an
-    /// edge-triggered watch will not report again (`ConnectionPool.park` looks).
-    @exclusivity(unchecked) var lastReadFilled = false
+    /// The last read took all the room it had, or came with the upstream's end: bytes or
+    /// the end may wait in the socket that an edge-triggered watch will not report again
+    /// (`ConnectionPool.park` looks).
+    @exclusivity(unchecked) var mayHaveUnreadInput = false
 
     init(connection: UpstreamConnection, key: ConnectionKey, pool: ConnectionPool) {
         self.connection = connection

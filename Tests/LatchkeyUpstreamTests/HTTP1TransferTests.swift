@@ -112,6 +112,23 @@ import Testing
         #expect(outcome.bodyText == "all of it")
     }
 
+    /// A kept-alive response whose last bytes came with the upstream's end, in one readiness
+    /// report: the end, which the edge-triggered watch reports only that once, is read
+    /// before the pool keeps the connection, and the connection is not kept.
+    @Test func aConnectionWhoseEndCameWithItsResponseIsNotKept() async throws {
+        let server = try TestServer { connection in
+            guard connection.readRequest() != nil else { return }
+            connection.writeAndClose("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        }
+        let harness = try UpstreamHarness()
+        let outcome = await harness.perform(request(server.baseURL, fields: ["Host": "up"]), on: .http1)
+        let idle = await harness.onLoop { client, _ in client.pool.idleCount }
+        await harness.shutDown()
+
+        #expect(outcome.error == nil && outcome.bodyText == "ok")
+        #expect(idle == 0)
+    }
+
     /// An upstream that sends more than its response, the extra bytes behind it in the same
     /// write, where the response ends exactly at the end of the read buffer (16 KiB): the
     /// extra bytes wait in the socket, which the edge-triggered watch does not report again.
