@@ -14,12 +14,14 @@ extension HTTPFields {
     /// The names `removeHopByHop` removes: the fixed set and those `Connection` lists; nil
     /// when no field is one of them.
     public func hopByHopNames() -> NameSet? {
-        guard knownNames & FieldName.alwaysHopByHop != 0, entries.contains(where: { $0.name.isAlwaysHopByHop }) else { return nil }
+        guard knownNames & FieldName.alwaysHopByHop != 0, containsEntry(where: { $0.name.isAlwaysHopByHop }) else { return nil }
         // The names listed in Connection, collected before anything is removed. The usual
         // values ("keep-alive", "close") name nothing beyond the fixed set.
         var names = NameSet.alwaysHopByHop
-        lines.withUnsafeBytes { lines in
-            for entry in entries where entry.name == .connection {
+        withLines { lines in
+            for index in 0..<entryCount {
+                let entry = entry(at: index)
+                guard entry.name == .connection else { continue }
                 // Those two alone, as most peers send them: no list to walk.
                 if ASCII.equalsCaseInsensitive(lines, entry.valueRange, "keep-alive")
                     || ASCII.equalsCaseInsensitive(lines, entry.valueRange, "close") { continue }

@@ -52,6 +52,6 @@ extension HTTPFields {
     public func containsAny(of names: NameSet) -> Bool {
         // None of the known ones, and no other to look for: no walk.
         guard names.known & knownNames != 0 || !names.others.isEmpty else { return false }
-        return lines.withUnsafeBytes { lines in entries.contains { names.contains($0, in: lines) } }
+        return withLines { lines in containsEntry { names.contains($0, in: lines) } }
     }
 }

@@ -12,15 +12,22 @@
 /// (`FieldSectionEncoder`), one copy for a head forwarded without change. As a `String`
 /// per name and value, a proxied request built, retained, compared and encoded about forty
 /// of them.
+///
+/// Eager-move, as `Array` is: a value no longer used may end where its last use is, so a
+/// section passed on (a response head from the transfer to the proxy) is the only holder
+/// of its buffer and is edited in place. Its buffer is a class with a deinit, which would
+/// otherwise keep every copy alive to the end of its scope and make each edit copy it.
+@_eagerMove
 public struct HTTPFields: Sendable {
     public typealias Name = HTTPField.Name
 
-    /// The lines, `name: value\r\n`, in the order they were written. A removed or replaced
-    /// field's line stays until `compactIfMostlyDead` drops the dead bytes.
-    @usableFromInline var lines: [UInt8]
-    /// The fields in order: where each one's line is, and what is known of it.
-    @usableFromInline var entries: [Entry]
-    /// Bytes of `lines` no entry points at.
+    /// The fields in order (where each one's line is, and what is known of it), and the
+    /// lines, `name: value\r\n`, in the order they were written (`Storage`); nil while
+    /// there are none. A removed or replaced field's line stays until
+    /// `compactIfMostlyDead` drops the dead bytes. Safe to send as an array's buffer is
+    /// (ManagedBuffer is not Sendable): a buffer more than one value holds is only read.
+    @usableFromInline nonisolated(unsafe) var storage: Storage?
+    /// Bytes of the lines no entry points at.
     @usableFromInline var deadBytes: Int
     /// The known names of the fields stored, a bit each (`FieldName.bit`): a lookup of a
     /// name that is not among them walks no entries, which most lookups were. A removed
@@ -53,8 +60,7 @@ public struct HTTPFields: Sendable {
     }
 
     public init() {
-        lines = []
-        entries = []
+        storage = nil
         deadBytes = 0
         knownNames = 0
     }
@@ -66,10 +72,9 @@ public struct HTTPFields: Sendable {
 
     /// Room for `minimumCapacity` fields in all, and for the lines of those not yet stored.
     public mutating func reserveCapacity(_ minimumCapacity: Int) {
-        let more = minimumCapacity - entries.count
+        let more = minimumCapacity - entryCount
         guard more > 0 else { return }
-        entries.reserveCapacity(minimumCapacity)
-        lines.reserveCapacity(lines.count + more * 32)
+        makeRoom(entries: more, lines: more * 32)
     }
 
     public mutating func append(name: String, value: String) {
@@ -87,16 +92,11 @@ public struct HTTPFields: Sendable {
     /// Copies the bytes of a parsed section (`region` of `bytes`: its field lines) in one
     /// piece; `indexParsed` then indexes its fields.
     mutating func storeSection(_ bytes: UnsafeRawBufferPointer, _ region: Range<Int>, fields: Int) -> StoredSection {
-        entries.reserveCapacity(entries.count + fields)
-        let offset = lines.count - region.lowerBound
-        if lines.isEmpty {
-            // A new section's lines, as a head's are: made to size in one copy, where an
-            // append to the empty array went through growing it.
-            lines = [UInt8](UnsafeRawBufferPointer(rebasing: bytes[region]))
-        } else {
-            lines.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[region]).assumingMemoryBound(to: UInt8.self))
-        }
-        return StoredSection(offset: offset)
+        // A new section's buffer, as a head's is, is made to size: room for its fields
+        // and its lines in one allocation.
+        makeRoom(entries: fields, lines: region.count)
+        let start = appendLines(UnsafeRawBufferPointer(rebasing: bytes[region]))
+        return StoredSection(offset: start - region.lowerBound)
     }
 
     /// A field of a stored section whose name and value the parser has located and checked:
@@ -107,12 +107,6 @@ public struct HTTPFields: Sendable {
         addEntry(Entry(start: UInt32(name.lowerBound + section.offset), nameCount: UInt32(name.count),
                        valueStart: UInt32(value.lowerBound + section.offset), valueCount: UInt32(value.count),
                        name: known, sendsAsStored: asWritten))
-    }
-
-    @inline(__always)
-    mutating func addEntry(_ entry: Entry) {
-        entries.append(entry)
-        knownNames |= entry.name.bit
     }
 
     /// Stores a line whose value comes from a string: checked here for what the encoder
@@ -131,24 +125,22 @@ public struct HTTPFields: Sendable {
     /// Writes `name: value\r\n` at the end of `lines`; returns its entry.
     private mutating func storeLine(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, known: FieldName,
                                     isClean: Bool) -> Entry {
-        let start = lines.count
-        // Room for the line at once, growing as appending would: by doubling.
-        let needed = start + name.count + value.count + 4
-        if lines.capacity < needed { lines.reserveCapacity(Swift.max(needed, 2 * lines.capacity)) }
-        lines.append(contentsOf: name.assumingMemoryBound(to: UInt8.self))
-        lines.append(ASCII.colon)
-        lines.append(ASCII.sp)
-        lines.append(contentsOf: value.assumingMemoryBound(to: UInt8.self))
-        lines.append(ASCII.cr)
-        lines.append(ASCII.lf)
+        let start = appendLines(count: name.count + value.count + 4) { line in
+            line.copyMemory(from: name)
+            line[name.count] = ASCII.colon
+            line[name.count + 1] = ASCII.sp
+            UnsafeMutableRawBufferPointer(rebasing: line[(name.count + 2)...]).copyMemory(from: value)
+            line[line.count - 2] = ASCII.cr
+            line[line.count - 1] = ASCII.lf
+        }
         return Entry(start: UInt32(start), nameCount: UInt32(name.count), valueStart: UInt32(start + name.count + 2),
                      valueCount: UInt32(value.count), name: known, sendsAsStored: isClean)
     }
 
     /// Puts `entry`, whose line is stored, at `index`; the line it replaces is dead.
     private mutating func replaceEntry(at index: Int, with entry: Entry) {
-        deadBytes += entries[index].lineRange.count
-        entries[index] = entry
+        deadBytes += self.entry(at: index).lineRange.count
+        setEntry(entry, at: index)
         knownNames |= entry.name.bit
         compactIfMostlyDead()
     }
@@ -185,15 +177,15 @@ public struct HTTPFields: Sendable {
         var index = start
         if known != .other {
             guard knownNames & known.bit != 0 else { return nil }
-            while index < entries.count {
-                if entries[index].name == known { return index }
+            while index < entryCount {
+                if entry(at: index).name == known { return index }
                 index += 1
             }
             return nil
         }
-        return lines.withUnsafeBytes { lines in
-            while index < entries.count {
-                if Self.entry(entries[index], in: lines, isNamed: name, known) { return index }
+        return withLines { lines in
+            while index < entryCount {
+                if Self.entry(entry(at: index), in: lines, isNamed: name, known) { return index }
                 index += 1
             }
             return nil
@@ -213,13 +205,13 @@ public struct HTTPFields: Sendable {
     /// UTF-8 has its invalid bytes replaced here; the stored line keeps them and is
     /// forwarded as it came.
     public func value(at index: Int) -> String {
-        let range = entries[index].valueRange
-        return lines.withUnsafeBytes { ASCII.string($0, range) }
+        let range = entry(at: index).valueRange
+        return withLines { ASCII.string($0, range) }
     }
 
     public func name(at index: Int) -> String {
-        let range = entries[index].nameRange
-        return lines.withUnsafeBytes { ASCII.string($0, range) }
+        let range = entry(at: index).nameRange
+        return withLines { ASCII.string($0, range) }
     }
 
     /// Calls `body` with the stored bytes of each value of `known`, in order, until it
@@ -227,18 +219,13 @@ public struct HTTPFields: Sendable {
     func forEachValue(of known: FieldName, _ body: (UnsafeRawBufferPointer) throws(HTTPParseError) -> Bool)
         throws(HTTPParseError) {
         guard knownNames & known.bit != 0 else { return }
-        var failure: HTTPParseError?
-        lines.withUnsafeBytes { lines in
-            for entry in entries where entry.name == known {
-                do throws(HTTPParseError) {
-                    guard try body(UnsafeRawBufferPointer(rebasing: lines[entry.valueRange])) else { return }
-                } catch {
-                    failure = error
-                    return
-                }
+        try withLines { (lines) throws(HTTPParseError) in
+            for index in 0..<entryCount {
+                let entry = entry(at: index)
+                guard entry.name == known else { continue }
+                guard try body(UnsafeRawBufferPointer(rebasing: lines[entry.valueRange])) else { return }
             }
         }
-        if let failure { throw failure }
     }
 
     public mutating func removeAll(named name: Name) {
@@ -256,20 +243,24 @@ public struct HTTPFields: Sendable {
     /// called through the closure it cost more than the pass.
     @inline(__always)
     mutating func removeEntries(from start: Int = 0, where shouldBeRemoved: (Entry, UnsafeRawBufferPointer) -> Bool) {
+        guard start < entryCount else { return }
+        makeRoom(entries: 0, lines: 0)
+        let storage = storage.unsafelyUnwrapped
         var kept = start
-        lines.withUnsafeBytes { lines in
-            for index in start..<entries.count {
-                let entry = entries[index]
+        storage.withLines { lines in
+            let lines = UnsafeRawBufferPointer(lines)
+            for index in start..<storage.entryCount {
+                let entry = storage.entry(at: index)
                 if shouldBeRemoved(entry, lines) {
                     deadBytes += entry.lineRange.count
                 } else {
                     // Those before the first removed one stay where they are.
-                    if kept != index { entries[kept] = entry }
+                    if kept != index { storage.setEntry(entry, at: kept) }
                     kept += 1
                 }
             }
         }
-        entries.removeSubrange(kept...)
+        storage.entryCount = kept
         compactIfMostlyDead()
     }
 
@@ -295,16 +286,15 @@ public struct HTTPFields: Sendable {
     /// so that a section edited over and over does not grow without bound.
     @usableFromInline
     mutating func compactIfMostlyDead() {
-        guard deadBytes > 1024, deadBytes > lines.count / 2 else { return }
+        guard deadBytes > 1024, deadBytes > lineCount / 2 else { return }
         var compacted = HTTPFields()
-        compacted.entries.reserveCapacity(entries.count)
-        compacted.lines.reserveCapacity(lines.count - deadBytes)
-        lines.withUnsafeBytes { lines in
-            for entry in entries {
+        compacted.makeRoom(entries: entryCount, lines: lineCount - deadBytes)
+        withLines { lines in
+            for index in 0..<entryCount {
+                let entry = entry(at: index)
                 var moved = entry
-                moved.start = UInt32(compacted.lines.count)
+                moved.start = UInt32(compacted.appendLines(UnsafeRawBufferPointer(rebasing: lines[entry.lineRange])))
                 moved.valueStart = moved.start + (entry.valueStart - entry.start)
-                compacted.lines.append(contentsOf: UnsafeRawBufferPointer(rebasing: lines[entry.lineRange]))
                 compacted.addEntry(moved)
             }
         }
@@ -317,7 +307,7 @@ extension HTTPFields: RandomAccessCollection, MutableCollection {
     public typealias Element = HTTPField
 
     public var startIndex: Int { 0 }
-    public var endIndex: Int { entries.count }
+    public var endIndex: Int { entryCount }
 
     /// The field at `position` as strings; setting it stores a new line in its place.
     public subscript(position: Int) -> HTTPField {
@@ -333,11 +323,12 @@ extension HTTPFields: RandomAccessCollection, MutableCollection {
 extension HTTPFields: Equatable, Hashable {
     /// The same names, spelled the same, with the same values, in the same order.
     public static func == (lhs: HTTPFields, rhs: HTTPFields) -> Bool {
-        guard lhs.entries.count == rhs.entries.count else { return false }
-        return lhs.lines.withUnsafeBytes { left in
-            rhs.lines.withUnsafeBytes { right in
-                zip(lhs.entries, rhs.entries).allSatisfy { l, r in
-                    l.nameCount == r.nameCount && l.valueCount == r.valueCount
+        guard lhs.entryCount == rhs.entryCount else { return false }
+        return lhs.withLines { left in
+            rhs.withLines { right in
+                (0..<lhs.entryCount).allSatisfy { index in
+                    let (l, r) = (lhs.entry(at: index), rhs.entry(at: index))
+                    return l.nameCount == r.nameCount && l.valueCount == r.valueCount
                         && left[l.nameRange].elementsEqual(right[r.nameRange])
                         && left[l.valueRange].elementsEqual(right[r.valueRange])
                 }
@@ -346,9 +337,9 @@ extension HTTPFields: Equatable, Hashable {
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(entries.count)
-        lines.withUnsafeBytes { lines in
-            for entry in entries {
+        hasher.combine(entryCount)
+        withLines { lines in
+            for entry in (0..<entryCount).lazy.map(entry(at:)) {
                 hasher.combine(entry.nameCount)
                 hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: lines[entry.nameRange]))
                 hasher.combine(entry.valueCount)

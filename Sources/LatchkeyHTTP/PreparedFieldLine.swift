@@ -38,20 +38,17 @@ extension HTTPFields {
     private mutating func store(_ line: PreparedFieldLine, filling piece: String) -> Entry {
         var piece = piece
         return piece.withUTF8 { piece in
-            let start = lines.count
             let count = line.head.count + piece.count + line.tail.count
-            if lines.capacity < start + count { lines.reserveCapacity(Swift.max(start + count, 2 * lines.capacity)) }
-            // Assembled on the stack and appended in one piece: three appends cost more
-            // than the bytes.
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in
-                var filled = buffer.initialize(fromContentsOf: line.head)
-                filled = UnsafeMutableBufferPointer(rebasing: buffer[filled...]).initialize(fromContentsOf: piece) + filled
-                _ = UnsafeMutableBufferPointer(rebasing: buffer[filled...]).initialize(fromContentsOf: line.tail)
-                lines.append(contentsOf: UnsafeBufferPointer(buffer))
+            let start = appendLines(count: count) { buffer in
+                line.head.withUnsafeBytes { buffer.copyMemory(from: $0) }
+                UnsafeMutableRawBufferPointer(rebasing: buffer[line.head.count...]).copyMemory(from: UnsafeRawBufferPointer(piece))
+                line.tail.withUnsafeBytes {
+                    UnsafeMutableRawBufferPointer(rebasing: buffer[(line.head.count + piece.count)...]).copyMemory(from: $0)
+                }
             }
             let valueStart = start + line.nameCount + 2
             return Entry(start: UInt32(start), nameCount: UInt32(line.nameCount), valueStart: UInt32(valueStart),
-                         valueCount: UInt32(lines.count - 2 - valueStart), name: line.known,
+                         valueCount: UInt32(start + count - 2 - valueStart), name: line.known,
                          sendsAsStored: line.fixedPartsAreClean && ASCII.isFieldValue(UnsafeRawBufferPointer(piece)))
         }
     }

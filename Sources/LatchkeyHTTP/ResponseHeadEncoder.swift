@@ -60,7 +60,7 @@ public enum RequestHeadEncoder {
 /// other control byte in a value (HTAB excepted) is written as a space.
 enum FieldSectionEncoder {
     static func estimate(_ fields: HTTPFields) -> Int {
-        fields.lines.count - fields.deadBytes + 2
+        fields.lineCount - fields.deadBytes + 2
     }
 
     static func append(_ fields: HTTPFields, to buffer: inout [UInt8]) {
@@ -72,11 +72,13 @@ enum FieldSectionEncoder {
     /// The field lines without the empty line; those named in `removed` left out.
     static func appendLines<Sink: ByteSink & ~Copyable>(_ fields: HTTPFields, removing removed: HTTPFields.NameSet? = nil,
                                                        to sink: inout Sink) {
-        fields.lines.withUnsafeBytes { lines in
+        fields.withLines { lines in
             // Lines stored one after another go out in one copy: a whole section that was
             // parsed and forwarded without change is one run.
             var run = 0..<0
-            for entry in fields.entries where removed?.contains(entry, in: lines) != true {
+            for index in 0..<fields.entryCount {
+                let entry = fields.entry(at: index)
+                if removed?.contains(entry, in: lines) == true { continue }
                 guard entry.sendsAsStored else {
                     sink.write(UnsafeRawBufferPointer(rebasing: lines[run]))
                     run = 0..<0

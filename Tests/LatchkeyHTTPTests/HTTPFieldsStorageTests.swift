@@ -103,8 +103,7 @@ import Testing
         var edited = fields
         edited.setContentLength(length)
         #expect(edited == ["Date": "d", "Content-Length": written, "Server": "s"])
-        #expect((edited.lines.withUnsafeBufferPointer { $0.baseAddress } == fields.lines.withUnsafeBufferPointer { $0.baseAddress })
-            == untouched)
+        #expect((edited.storage === fields.storage) == untouched)
     }
 
     @Test func setContentLengthMakesRepeatedLinesOne() {
@@ -136,9 +135,52 @@ import Testing
             fields.set(name: "X-Round", value: String(repeating: "r", count: 40) + String(round))
             fields[0].value = "host-\(round)"
         }
-        #expect(fields.lines.count < 4096)
+        #expect(fields.lineCount < 4096)
         #expect(fields == ["Host": "host-9999", "Accept": "*/*", "X-Round": String(repeating: "r", count: 40) + "9999"])
         #expect(Self.encoded(fields) == "Host: host-9999\r\nAccept: */*\r\nX-Round: \(String(repeating: "r", count: 40))9999\r\n\r\n")
+    }
+
+    /// One buffer holds a section's index and its lines; a copy shares it until either
+    /// side writes, as an array's copy does.
+    @Test func aCopyKeepsItsFieldsWhateverTheOriginalDoes() throws {
+        let parsed = try #require(Self.responseFields("Date: d\r\nConnection: x-a\r\nX-A: 1\r\nServer: s\r\n"))
+        var edited = parsed
+        let copies = (0..<6).map { _ in parsed }
+        edited.removeHopByHop()
+        #expect(edited == ["Date": "d", "Server": "s"])
+        var appended = copies[0]
+        for index in 0..<100 { appended.append(name: "X-\(index)", value: String(repeating: "v", count: index)) }
+        #expect(appended.count == 104)
+        #expect(appended.value(at: 103) == String(repeating: "v", count: 99))
+        var replaced = copies[1]
+        replaced.set(name: "Server", value: "t")
+        replaced[0].value = "e"
+        var removed = copies[2]
+        removed.removeAll(named: "X-A")
+        var prepared = copies[3]
+        prepared.append(PreparedFieldLine(name: "Authorization", valuePrefix: "Bearer "), filling: "token")
+        var reserved = copies[4]
+        reserved.reserveCapacity(64)
+        reserved.append(name: "X-B", value: "2")
+        for copy in copies + [parsed] {
+            #expect(copy == ["Date": "d", "Connection": "x-a", "X-A": "1", "Server": "s"])
+            #expect(Self.encoded(copy) == "Date: d\r\nConnection: x-a\r\nX-A: 1\r\nServer: s\r\n\r\n")
+        }
+        #expect(replaced == ["Date": "e", "Connection": "x-a", "X-A": "1", "Server": "t"])
+        #expect(removed == ["Date": "d", "Connection": "x-a", "Server": "s"])
+        #expect(prepared["Authorization"] == "Bearer token")
+        #expect(reserved.count == 5)
+    }
+
+    @Test func anEmptySectionHoldsNoBuffer() {
+        var fields = HTTPFields()
+        #expect(fields.storage == nil)
+        fields.removeAll(named: "Host")
+        fields.removeHopByHop()
+        #expect(fields.storage == nil)
+        #expect(Self.encoded(fields) == "\r\n")
+        fields.append(name: "Host", value: "a")
+        #expect(Self.encoded(fields) == "Host: a\r\n\r\n")
     }
 
     @Test func equalFieldsHashAlikeWhateverTheirStorage() throws {
