@@ -1,9 +1,14 @@
-/// The chunked transfer coding of a request body (RFC 9112 §7.1), one byte of framing at a
+/// The chunked transfer coding of a message body (RFC 9112 §7.1), one byte of framing at a
 /// time so that any split of the input gives the same result.
 ///
 ///     chunked-body = *chunk last-chunk trailer-section CRLF
 ///     chunk        = chunk-size [ chunk-ext ] CRLF chunk-data CRLF
 ///     chunk-ext    = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] )
+///
+/// A request's framing lines must end in CRLF: a lenient reading of a client's framing is
+/// what request smuggling relies on. An upstream's may end in a bare LF, read as nginx and
+/// libcurl read it: its body is framed anew for the client, so nothing downstream sees
+/// the upstream's framing.
 struct ChunkedBodyDecoder: Sendable {
     enum Phase: Sendable {
         case size
@@ -26,11 +31,20 @@ struct ChunkedBodyDecoder: Sendable {
     static let maxSizeDigits = 16
 
     var phase = Phase.size
+    /// Whose body: a response's framing lines may end in a bare LF, and its trailer fields
+    /// are read as a response's head fields are.
+    let strictness: FieldLine.Strictness
     var size: UInt64 = 0
     var sizeDigits = 0
     var remaining: UInt64 = 0
     /// Chunk-extension bytes so far in this body, bounded by `maxChunkExtensionBytes`.
     var extensionBytes = 0
+
+    init(_ strictness: FieldLine.Strictness) {
+        self.strictness = strictness
+    }
+
+    private var acceptsBareLF: Bool { strictness == .response }
 
     mutating func decode(
         _ input: UnsafeRawBufferPointer,
@@ -63,8 +77,8 @@ struct ChunkedBodyDecoder: Sendable {
                     var fields = HTTPFields()
                     do {
                         let section = fields.storeSection(rest, scanner.fieldLines, fields: scanner.fieldLineCount)
-                        try RequestDecoder.forEachFieldLine(rest, scanner.fieldLines) { (line: FieldLine) throws(HTTPParseError) in
-                            try line.append(to: &fields, section, from: rest, FieldName.classify(rest, line.name), .request)
+                        try RequestDecoder.forEachFieldLine(rest, scanner.fieldLines, strictness) { (line: FieldLine) throws(HTTPParseError) in
+                            try line.append(to: &fields, section, from: rest, FieldName.classify(rest, line.name), strictness)
                         }
                     } catch {
                         return failure(error.code)
@@ -97,6 +111,8 @@ struct ChunkedBodyDecoder: Sendable {
             case ASCII.cr:
                 phase = .sizeLF
                 return nil
+            case ASCII.lf where acceptsBareLF:
+                return sizeLineEnded()
             case ASCII.sp, ASCII.htab: phase = .sizeWhitespace
             case ASCII.semicolon: phase = .chunkExtension
             default: return .badChunkSize
@@ -114,6 +130,7 @@ struct ChunkedBodyDecoder: Sendable {
                 phase = .sizeLF
                 return nil
             }
+            if byte == ASCII.lf, acceptsBareLF { return sizeLineEnded() }
             // Names, values and quoted strings are not interpreted, but they cannot hold
             // control bytes (RFC 9110 §5.6.2, §5.6.4): a bare LF here would end the line
             // for a lenient next hop.
@@ -121,16 +138,12 @@ struct ChunkedBodyDecoder: Sendable {
             return countExtensionByte(limits)
         case .sizeLF:
             guard byte == ASCII.lf else { return .badChunkFraming }
-            if size == 0 {
-                phase = .trailers(FieldSectionScanner(expectingRequestLine: false))
-            } else {
-                remaining = size
-                phase = .data
-            }
-            size = 0
-            sizeDigits = 0
-            return nil
+            return sizeLineEnded()
         case .dataCR:
+            if byte == ASCII.lf, acceptsBareLF {
+                phase = .size
+                return nil
+            }
             guard byte == ASCII.cr else { return .badChunkFraming }
             phase = .dataLF
             return nil
@@ -141,6 +154,20 @@ struct ChunkedBodyDecoder: Sendable {
         case .data, .trailers:
             preconditionFailure("not a framing phase")
         }
+    }
+
+    /// A chunk-size line ended: the chunk's data follows, or the trailer section after the
+    /// last chunk.
+    private mutating func sizeLineEnded() -> HTTPParseError.Code? {
+        if size == 0 {
+            phase = .trailers(FieldSectionScanner(expectingRequestLine: false, acceptingBareLF: acceptsBareLF))
+        } else {
+            remaining = size
+            phase = .data
+        }
+        size = 0
+        sizeDigits = 0
+        return nil
     }
 
     private mutating func countExtensionByte(_ limits: HTTPLimits) -> HTTPParseError.Code? {

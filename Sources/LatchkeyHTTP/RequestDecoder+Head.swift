@@ -24,7 +24,7 @@ extension RequestDecoder {
             switch head.framing {
             case .none, .length(0): state = .endPending
             case .length(let length): state = .fixedLength(remaining: length)
-            case .chunked: state = .chunked(ChunkedBodyDecoder())
+            case .chunked: state = .chunked(ChunkedBodyDecoder(.request))
             }
             return Step(consumed: end, event: .head(head))
         }
@@ -66,15 +66,16 @@ extension RequestDecoder {
     }
 
     /// Calls `body` with each field line of `region`, a run of lines the scanner has
-    /// checked to end in CRLF.
+    /// checked to end in CRLF (or in a bare LF, where it let one through: a response's).
     static func forEachFieldLine(
         _ bytes: UnsafeRawBufferPointer,
         _ region: Range<Int>,
+        _ strictness: FieldLine.Strictness = .request,
         _ body: (FieldLine) throws(HTTPParseError) -> Void
     ) throws(HTTPParseError) {
         var lineStart = region.lowerBound
         while lineStart < region.upperBound {
-            let line = try FieldLine.parse(bytes, from: lineStart, upTo: region.upperBound, .request)
+            let line = try FieldLine.parse(bytes, from: lineStart, upTo: region.upperBound, strictness)
             try body(line)
             lineStart = line.next
         }

@@ -139,7 +139,7 @@ public struct ResponseDecoder: Sendable {
             case _ where head.status < 200: state = .head(Self.headScanner)
             case .none, .length(0): state = .endPending
             case .length(let length): state = .fixedLength(remaining: length)
-            case .chunked: state = .chunked(ChunkedBodyDecoder())
+            case .chunked: state = .chunked(ChunkedBodyDecoder(.response))
             case .closeDelimited: state = .closeDelimited
             }
             return Step(consumed: end, event: .head(head))

@@ -73,6 +73,19 @@ struct ResponseDecoderTests {
         Case(label: "a bare CR in a value", wire: "HTTP/1.1 200 OK\r\nX: a\rb\r\n\r\n", expected: [.error(.invalidLineEnding)]),
         Case(label: "a bad chunk size", wire: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
              expected: [.head(status: 200, framing: .chunked), .error(.badChunkSize)]),
+        // A response's chunk framing may end its lines in a bare LF too, as nginx and libcurl
+        // read it; a request's may not (RequestDecoderCases).
+        Case(label: "chunk framing ended by bare LFs",
+             wire: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\nok\n3;x=y\nabc\n0\nT: v\n\n",
+             expected: [.head(status: 200, framing: .chunked), .body(Array("okabc".utf8)), .end]),
+        Case(label: "chunk framing with CRLF and bare LF mixed",
+             wire: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\n1\nx\r\n0\r\n\n",
+             expected: [.head(status: 200, framing: .chunked), .body(Array("okx".utf8)), .end]),
+        Case(label: "a bare CR after chunk data", wire: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\nok\rX",
+             expected: [.head(status: 200, framing: .chunked), .body(Array("ok".utf8)), .error(.badChunkFraming)]),
+        Case(label: "whitespace after a chunk size ended by a bare LF",
+             wire: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2 \nok\n0\n\n",
+             expected: [.head(status: 200, framing: .chunked), .error(.badChunkSize)]),
         Case(label: "cut short", wire: "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nhalf",
              expected: [.head(status: 200, framing: .length(9)), .body(Array("half".utf8)), .error(.truncatedResponse)]),
     ]
@@ -148,5 +161,26 @@ struct ResponseDecoderTests {
         #expect(head.fields.map(\.name) == ["Upgrade", "Connection", "Sec-WebSocket-Accept"])
         #expect(head.fields["Sec-WebSocket-Accept"] == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
         #expect(step.consumed == wire.count)
+    }
+
+    /// A response's trailer section is read as its head is: lines may end in a bare LF, space
+    /// before the colon is dropped, and obs-text is kept (a request's trailers are held to
+    /// the request's rules: RequestDecoderCases).
+    @Test func aResponsesTrailersAreReadAsItsHeadIs() {
+        var decoder = ResponseDecoder(requestMethod: "GET")
+        let wire = Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\nA: 1\nB : 2\r\nC: caf".utf8)
+            + [0xE9] + Array("\n\n".utf8)
+        var rest = wire[...]
+        var events: [ResponseDecoder.Event] = []
+        while !rest.isEmpty {
+            let step = rest.withUnsafeBytes { decoder.decode($0) }
+            events.append(step.event)
+            if case .error = step.event { break }
+            rest = rest.dropFirst(step.consumed)
+        }
+        #expect(events.last == .end)
+        #expect(decoder.trailers.map(\.name) == ["A", "B", "C"])
+        #expect(decoder.trailers["B"] == "2")
+        #expect(decoder.trailers["C"] == "caf\u{FFFD}")
     }
 }
