@@ -577,6 +577,15 @@ logging:
         vals = [r[key] for r in self.results.get((scen, name), []) if r[key] is not None]
         return statistics.median(vals) if vals else None
 
+    def paired(self, scen, key):
+        """Latchkey ÷ nginx round by round: the two runs of a round are minutes apart at
+        most, so the machine's slower drifts, which move every target's figures by 10% and
+        more between rounds, cancel. The median ratio, the lowest and the highest; None
+        without both."""
+        rounds = zip(self.results.get((scen, "latchkey"), []), self.results.get((scen, "nginx"), []))
+        ratios = [lk[key] / ng[key] for lk, ng in rounds if lk[key] and ng[key]]
+        return (statistics.median(ratios), min(ratios), max(ratios)) if ratios else None
+
     def report(self):
         names = list(self.targets)
         fmt = lambda v, f: "—" if v is None else format(v, f)
@@ -645,8 +654,10 @@ logging:
         have_nginx = "nginx" in self.targets
         if ("small", "latchkey") in self.results and have_nginx:
             m = lambda k, s="small": (self.med(s, "latchkey", k), self.med(s, "nginx", k))
+            paired = self.paired("small", "proxy_cpu_us")
+            by_round = f"; round by round {paired[0]:.2f}× ({paired[1]:.2f}–{paired[2]:.2f})" if paired else ""
             cmp("small GETs: CPU/request ≤ nginx", *m("proxy_cpu_us"), lambda a, b: a <= b,
-                lambda a, b: f"{a:.1f} vs {b:.1f} µs ({a / b:.2f}×)")
+                lambda a, b: f"{a:.1f} vs {b:.1f} µs ({a / b:.2f}×{by_round})")
             cmp("small GETs: requests/s ≥ nginx", *m("rps"), lambda a, b: a >= b,
                 lambda a, b: f"{a:,.0f} vs {b:,.0f} ({a / b:.0%})")
             cmp("small GETs: p99 ≤ nginx", *m("p99_ms"), lambda a, b: a <= b,
@@ -731,7 +742,9 @@ scenario does). Re-run it to replace this file.
   `http-request set-header Authorization` and `http-reuse always`. Access logs:
   {"Latchkey and nginx write theirs to files; haproxy logs nothing" if a.access_log else "off for all three"}.
 - {a.rounds} interleaved round{"s" if a.rounds > 1 else ""} of {a.duration} s per target and scenario (target order rotated
-  each round); the tables show medians. "proxy CPU µs/request" is the proxy process's
+  each round); the tables show medians, and the targets table the small GETs' CPU ratio
+  round by round too (the median of each round's Latchkey ÷ nginx, which cancels the
+  machine's drift between rounds). "proxy CPU µs/request" is the proxy process's
   utime+stime over the run divided by the requests wrk completed — the figure to compare on
   this shared, noisy machine. "proxy core busy" is that CPU time over the run's wall time.
 - load average before / after: {load_before} / {load_after}
