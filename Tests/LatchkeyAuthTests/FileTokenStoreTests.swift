@@ -400,4 +400,25 @@ import Glibc
         let error = await #expect(throws: TokenStoreError.self) { try await store.acquireRefreshLock(identity: "podio") }
         #expect(error?.message == "refresh lock file \(lockFile) is accessible by others (mode 0644); run chmod 600 \(lockFile)")
     }
+
+    /// A process being spawned holds a copy of every descriptor until it execs (O_CLOEXEC
+    /// closes them only then), and a flock belongs to the open file, not the descriptor: a
+    /// release that only closed its descriptor left the lock held by the copy, and another
+    /// store found it `.heldElsewhere` (a conformance test, 1 run in many under load).
+    @Test func aReleasedRefreshLockIsFreeWhileACopyOfItsDescriptorLives() async throws {
+        let first = try store()
+        let second = try store()
+        guard case .acquired(let held) = try await first.acquireRefreshLock(identity: "podio") else {
+            Issue.record("the refresh lock was not acquired")
+            return
+        }
+        let copy = try #require(first.refreshLocks.withLock { $0[held.owner].map { dup($0.rawValue) } })
+        defer { close(copy) }
+        await first.releaseRefreshLock(held)
+        guard case .acquired(let next) = try await second.acquireRefreshLock(identity: "podio") else {
+            Issue.record("the released lock is still held through the copy")
+            return
+        }
+        await second.releaseRefreshLock(next)
+    }
 }

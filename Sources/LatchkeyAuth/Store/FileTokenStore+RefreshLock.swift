@@ -11,7 +11,15 @@ extension FileTokenStore {
     }
 
     public func releaseRefreshLock(_ lease: RefreshLease) async {
-        refreshLocks.withLock { $0.removeValue(forKey: lease.owner) }?.close()
+        refreshLocks.withLock { $0.removeValue(forKey: lease.owner) }.map(Self.release)
+    }
+
+    /// Unlocks, then closes: the lock belongs to the open file, which a process being
+    /// spawned at this moment shares until it execs. Closing alone would leave it held
+    /// through that copy.
+    static func release(_ file: FileDescriptor) {
+        file.unlock()
+        file.close()
     }
 
     private func lockRefresh(_ identity: String) throws(TokenStoreError) -> RefreshLockAttempt {

@@ -69,7 +69,7 @@ public final class FileTokenStore: WatchableTokenStore {
     }
 
     deinit {
-        refreshLocks.withLock { for file in $0.values { file.close() } }
+        refreshLocks.withLock { for file in $0.values { Self.release(file) } }
     }
 
     public func load(identity: String) async throws(TokenStoreError) -> TokenSet? {
