@@ -74,7 +74,9 @@ def test_a_page_from_another_origin_cannot_open_a_websocket_through_latchkey(lat
     assert wait_until(lambda: text_of(browser, "state") == "error", timeout=20), text_of(browser, "state")
     assert wait_until(lambda: browser.evaluate("window.closeCode"), timeout=10) == 1006
     assert text_of(browser, "echo") == ""
-    refused = [line for line in json_lines(p.log()) if line.get("path") == "/live/echo"]
-    assert [line.get("status") for line in refused] == [403], p.log_tail()
+    # The access log line is written by the log's own thread, after the answer: wait for it.
+    def refused():
+        return [line.get("status") for line in json_lines(p.log()) if line.get("path") == "/live/echo"]
+    assert wait_until(lambda: refused() == [403], timeout=10), p.log_tail()
     assert not server.upgrade_handshakes(), "the cross-site handshake reached the upstream"
     assert server.sessions == []
