@@ -4,11 +4,10 @@ import LatchkeyLoop
 /// The response side of a connection: framing, the 100-continue interim response, and
 /// writing with backpressure. Heads and bodies queued in one loop turn leave in one send.
 extension ServerConnection {
-    func sendHead(_ exchange: ServerExchange, status: Int, fields: HTTPFields, contentLength length: UInt64?) {
+    func sendHead(_ exchange: ServerExchange, status: Int, fields: consuming HTTPFields, contentLength length: UInt64?) {
         guard exchange === self.exchange else { return }
         // The two pieces of the request head needed, not a copy of all of it.
         let method = exchange.head.method
-        var fields = fields
         guard let plan = machine.responseHeadStarting(
             carriesBody: responseCarriesBody(requestMethod: method, status: status),
             contentLength: length, version: exchange.head.version) else { return }

@@ -51,14 +51,18 @@ public final class ServerExchange {
     /// Starts the response. Framing is the server's business: a `Content-Length` in
     /// `fields` is honoured, otherwise HTTP/1.1 clients get chunked encoding and HTTP/1.0
     /// clients a close-delimited body. Hop-by-hop fields must already be gone.
-    public func sendHead(status: Int, fields: HTTPFields) {
-        sendHead(status: status, fields: fields, contentLength: try? fields.contentLength())
+    public func sendHead(status: Int, fields: consuming HTTPFields) {
+        let length = try? fields.contentLength()
+        sendHead(status: status, fields: fields, contentLength: length)
     }
 
     /// `sendHead(status:fields:)` for a caller that has read and checked the fields'
     /// Content-Length (`HTTPFields.contentLength()`): `contentLength` is its value, nil
     /// for none.
-    public func sendHead(status: Int, fields: HTTPFields, contentLength: UInt64?) {
+    ///
+    /// The fields are taken, not copied: the server edits them (framing, Connection) before
+    /// it writes them, and a copy shared with the caller made each edit copy them whole.
+    public func sendHead(status: Int, fields: consuming HTTPFields, contentLength: UInt64?) {
         connection?.sendHead(self, status: status, fields: fields, contentLength: contentLength)
     }
 
@@ -81,8 +85,7 @@ public final class ServerExchange {
     }
 
     /// A whole response at once: head, body, end.
-    public func respond(status: Int, fields: HTTPFields, body: [UInt8]) {
-        var fields = fields
+    public func respond(status: Int, fields: consuming HTTPFields, body: [UInt8]) {
         fields.set(name: .contentLength, value: String(body.count))
         sendHead(status: status, fields: fields)
         if !body.isEmpty { body.withUnsafeBytes { _ = sendBody($0) } }

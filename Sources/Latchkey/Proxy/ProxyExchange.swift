@@ -151,7 +151,7 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
             let hop = "1.1 \(via)"
             if let existing = fields[.via] { fields.set(name: .via, value: existing + ", " + hop) } else { fields.append(name: .via, value: hop) }
         }
-        exchange.sendHead(status: status, fields: fields, contentLength: framing.contentLength)
+        exchange.sendHead(status: status, fields: consume fields, contentLength: framing.contentLength)
     }
 
     /// How the upstream framed its body, as libcurl or the own decoder read it (RFC 9112

@@ -191,7 +191,7 @@ final class UpgradeExchange: LoopTimer, ExchangeHandler, UpstreamConnectionDeleg
             if head.framing == .chunked { fields.removeAll(named: .contentLength) }
             fields.removeHopByHop()
             forward.rewriter.rewrite(&fields)
-            exchange.sendHead(status: head.status, fields: fields)
+            exchange.sendHead(status: head.status, fields: consume fields)
             if route.options.idleTimeout > .zero { handler.loop.arm(self, after: route.options.idleTimeout) }
         case .ignore:
             break
