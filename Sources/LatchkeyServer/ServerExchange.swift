@@ -53,7 +53,7 @@ public final class ServerExchange {
     /// clients a close-delimited body. Hop-by-hop fields must already be gone.
     public func sendHead(status: Int, fields: consuming HTTPFields) {
         let length = try? fields.contentLength()
-        sendHead(status: status, fields: fields, contentLength: length)
+        sendHead(status: status, fields: consume fields, contentLength: length)
     }
 
     /// `sendHead(status:fields:)` for a caller that has read and checked the fields'
@@ -63,7 +63,7 @@ public final class ServerExchange {
     /// The fields are taken, not copied: the server edits them (framing, Connection) before
     /// it writes them, and a copy shared with the caller made each edit copy them whole.
     public func sendHead(status: Int, fields: consuming HTTPFields, contentLength: UInt64?) {
-        connection?.sendHead(self, status: status, fields: fields, contentLength: contentLength)
+        connection?.sendHead(self, status: status, fields: consume fields, contentLength: contentLength)
     }
 
     /// Queues body bytes (copied). Returns false once the buffer is over its high-water
@@ -87,7 +87,7 @@ public final class ServerExchange {
     /// A whole response at once: head, body, end.
     public func respond(status: Int, fields: consuming HTTPFields, body: [UInt8]) {
         fields.set(name: .contentLength, value: String(body.count))
-        sendHead(status: status, fields: fields)
+        sendHead(status: status, fields: consume fields)
         if !body.isEmpty { body.withUnsafeBytes { _ = sendBody($0) } }
         finish()
     }
