@@ -74,16 +74,11 @@ struct ChunkedBodyDecoder: Sendable {
                 case .failure(let code):
                     return failure(code)
                 case .complete(let end):
-                    var fields = HTTPFields()
                     do {
-                        let section = fields.storeSection(rest, scanner.fieldLines, fields: scanner.fieldLineCount)
-                        try RequestDecoder.forEachFieldLine(rest, scanner.fieldLines, strictness) { (line: FieldLine) throws(HTTPParseError) in
-                            try line.append(to: &fields, section, from: rest, FieldName.classify(rest, line.name), strictness)
-                        }
+                        trailers = try HTTPFields(parsing: rest, scanner.fieldLines, fieldCount: scanner.fieldLineCount, strictness)
                     } catch {
                         return failure(error.code)
                     }
-                    trailers = fields
                     return RequestDecoder.Step(consumed: index + end, event: .end)
                 }
 

@@ -42,7 +42,7 @@ extension RequestDecoder {
         var fields = HTTPFields()
         let section = fields.storeSection(bytes, region, fields: fieldCount)
         var semantics = HeadSemantics()
-        try forEachFieldLine(bytes, region) { (fieldLine: FieldLine) throws(HTTPParseError) in
+        try FieldLine.forEach(in: bytes, region, .request) { (fieldLine: FieldLine) throws(HTTPParseError) in
             let name = FieldName.classify(bytes, fieldLine.name)
             try semantics.observe(name, bytes, fieldLine.value)
             try fieldLine.append(to: &fields, section, from: bytes, name, .request)
@@ -63,21 +63,5 @@ extension RequestDecoder {
             expectsContinue: verdict.expectsContinue,
             asksUpgrade: verdict.asksUpgrade
         )
-    }
-
-    /// Calls `body` with each field line of `region`, a run of lines the scanner has
-    /// checked to end in CRLF (or in a bare LF, where it let one through: a response's).
-    static func forEachFieldLine(
-        _ bytes: UnsafeRawBufferPointer,
-        _ region: Range<Int>,
-        _ strictness: FieldLine.Strictness = .request,
-        _ body: (FieldLine) throws(HTTPParseError) -> Void
-    ) throws(HTTPParseError) {
-        var lineStart = region.lowerBound
-        while lineStart < region.upperBound {
-            let line = try FieldLine.parse(bytes, from: lineStart, upTo: region.upperBound, strictness)
-            try body(line)
-            lineStart = line.next
-        }
     }
 }

@@ -157,21 +157,14 @@ public struct WrittenRequestHead: Sendable {
     /// writes its own head (libcurl) or adds to it (an Upgrade).
     public var fields: HTTPFields {
         head.withUnsafeBytes { bytes in
-            var fields = HTTPFields()
-            let section = fields.storeSection(bytes, fieldLines, fields: 16)
-            var lineStart = fieldLines.lowerBound
-            while lineStart < fieldLines.upperBound {
-                // The writer wrote each line as the parser reads it; as a response's, for
-                // the bytes a client sent as obs-text and that are kept as they came.
-                guard let line = try? FieldLine.parse(bytes, from: lineStart, upTo: fieldLines.upperBound, .response),
-                      (try? line.append(to: &fields, section, from: bytes, FieldName.classify(bytes, line.name), .response)) != nil
-                else {
-                    assertionFailure("a written field line that does not parse")
-                    break
-                }
-                lineStart = line.next
+            // The writer wrote each line as the parser reads it; as a response's, for the
+            // bytes a client sent as obs-text and that are kept as they came.
+            do {
+                return try HTTPFields(parsing: bytes, fieldLines, fieldCount: 16, .response)
+            } catch {
+                assertionFailure("a written field line that does not parse")
+                return HTTPFields()
             }
-            return fields
         }
     }
 

@@ -158,14 +158,7 @@ public struct ResponseDecoder: Sendable {
             // A bare CR, which the scanner leaves to the parsers, is named as such.
             throw HTTPParseError(bytes[statusLine].contains(ASCII.cr) ? .invalidLineEnding : .badStatusLine)
         }
-        var fields = HTTPFields()
-        let section = fields.storeSection(bytes, region, fields: 16)
-        var lineStart = region.lowerBound
-        while lineStart < region.upperBound {
-            let line = try FieldLine.parse(bytes, from: lineStart, upTo: region.upperBound, .response)
-            try line.append(to: &fields, section, from: bytes, FieldName.classify(bytes, line.name), .response)
-            lineStart = line.next
-        }
+        let fields = try HTTPFields(parsing: bytes, region, fieldCount: 16, .response)
         return ResponseHead(status: status, version: version, fields: fields,
                             framing: try ResponseHead.framing(status: status, fields: fields, requestMethod: requestMethod))
     }
