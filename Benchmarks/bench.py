@@ -103,7 +103,7 @@ from bench_oauth import OAuthScenarios
 from bench_peers import PeerInstructionCounts
 from bench_routes import RoutesScenarios
 from bench_tls import TLSScenarios
-from bench_upload import UploadScenarios
+from bench_upload import FRAMING_LABEL, UPLOADS, UploadScenarios
 from bench_websocket import WebSocketScenarios
 from bench_support import (LOAD_CORE, MIB, PROXY_CORE, cpu_seconds, free_port, http_get, idle_table, log,
                            read_response, rss_kib, stream_table, wait_port)
@@ -667,13 +667,24 @@ logging:
                 lambda a, b: f"{a:.2f} vs {b:.2f} ms ({a / b:.2f}×)")
         if ("large", "latchkey") in self.results and have_nginx:
             lk, ng = self.med("large", "latchkey", "mbps"), self.med("large", "nginx", "mbps")
-            cmp("1 MiB: throughput ≥ 90% of nginx", lk, ng, lambda a, b: a >= 0.9 * b,
+            cmp("1 MiB: throughput ≥ nginx", lk, ng, lambda a, b: a >= b,
                 lambda a, b: f"{a:,.0f} vs {b:,.0f} MB/s ({a / b:.0%})")
+        for key, size, label, _, framing in UPLOADS:
+            if size == 64 * 1024 and (key, "latchkey") in self.results and (key, "nginx") in self.results:
+                cmp(f"{label} POST, {FRAMING_LABEL[framing].split(',')[0]}: CPU/request ≤ nginx",
+                    self.med(key, "latchkey", "proxy_cpu_us"), self.med(key, "nginx", "proxy_cpu_us"),
+                    lambda a, b: a <= b, lambda a, b: f"{a:.1f} vs {b:.1f} µs ({a / b:.2f}×)")
         if ("idle", "latchkey") in self.single:
             r = self.single[("idle", "latchkey")]
             n = self.args.idle_connections
             rows.append(f"| {n:,} idle connections: RSS < 64 MiB | {r['with_kib'] / 1024:.1f} MiB with "
                         f"{r['ok']:,}/{n:,} held | {'met' if r['with_kib'] < 64 * 1024 and r['ok'] == n else '**not met**'} |")
+            if ("idle", "nginx") in self.single:
+                per_connection = lambda r: (r["with_kib"] - r["before_kib"]) / max(r["ok"], 1)
+                cmp(f"{n:,} idle connections: KiB per connection ≤ nginx", per_connection(r),
+                    per_connection(self.single[("idle", "nginx")]), lambda a, b: a <= b,
+                    lambda a, b: f"{a:.2f} vs {b:.2f} KiB" + (f" ({a / b:.2f}×)" if b else ""))
+        rows += self.routes_target_rows()
         for key in ("stream", "stream_limited"):
             if (key, "latchkey") in self.single:
                 r = self.single[(key, "latchkey")]
@@ -733,7 +744,8 @@ logging:
         text = f"""# Benchmark results
 
 Produced by `Benchmarks/run.sh` (see the header of `Benchmarks/bench.py` for what each
-scenario does). Re-run it to replace this file.
+scenario does). Re-run it to replace the figures: the hand-written sections, "Analysis" and
+those after the measurements, are carried over.
 
 - date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}
 - command: `{cmd}`
@@ -764,20 +776,35 @@ scenario does). Re-run it to replace this file.
                      "By shared object:\n\n```\n" + profile[0] + "\n```\n\nTop symbols:\n\n```\n"
                      + profile[1] + "\n```\n")
         path = a.results or os.path.join(HERE, "RESULTS.md")
-        # A hand-written "## Analysis" section (reading of the figures and the profile) is
-        # carried over from the previous file; re-read it against the new figures.
+        # The previous file's hand-written sections are carried over: "## Analysis" (the
+        # reading of the figures and the profile; re-read it against the new ones) before the
+        # measurements, and the records of runs by hand after them.
         try:
             with open(path) as f:
-                old = f.read()
-            start = old.index("\n## Analysis")
-            end = old.find("\n## ", start + 1)
-            analysis = old[start + 1:end + 1 if end != -1 else len(old)].rstrip() + "\n\n"
-            text = text.replace("\n## Measurements\n", "\n" + analysis + "## Measurements\n", 1)
-        except (OSError, ValueError):
-            pass
+                kept = hand_written_sections(f.read())
+        except OSError:
+            kept = {}
+        if "Analysis" in kept:
+            text = text.replace("\n## Measurements\n", "\n" + kept.pop("Analysis") + "## Measurements\n", 1)
+        text = (text.rstrip() + "\n\n" + "".join(kept.values())).rstrip() + "\n"
         with open(path, "w") as f:
             f.write(text)
         log(f"bench: wrote {os.path.relpath(path, os.getcwd())}")
+
+
+# The sections write_results makes; every other "## " section of RESULTS.md is written by hand.
+GENERATED_SECTIONS = ("Targets", "Measurements", "Where Latchkey spends its CPU")
+
+
+def hand_written_sections(markdown):
+    """RESULTS.md's hand-written "## " sections, by title in their order, each with its
+    heading and ending in a blank line."""
+    sections = {}
+    for part in ("\n" + markdown).split("\n## ")[1:]:
+        title = part.split("\n", 1)[0]
+        if not title.startswith(GENERATED_SECTIONS):
+            sections[title] = "## " + part.rstrip() + "\n\n"
+    return sections
 
 
 def main():

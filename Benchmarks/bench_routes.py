@@ -184,6 +184,29 @@ class RoutesScenarios:
             raise SystemExit(f"bench: no thread in callgrind's dump {out} routed a request")
         return threads
 
+    def routes_target_rows(self):
+        """The targets table's rows for the configuration's size: start-up under a second
+        with the most routes and identities measured, and the cost of a request flat in the
+        number of routes (instructions on the loop when counted, the repeatable figure; else
+        CPU time), within 10% of the fewest routes' from the fewest to the most."""
+        rows = getattr(self, "routes_rows", None)
+        if not rows or len(rows) < 2:
+            return []
+        first, last = min(rows), max(rows)
+        out = []
+        start = rows[last].get("start_identities")
+        if start is not None:
+            out.append(f"| {last:,} routes and {last:,} identities: start-up < 1 s | {start:.2f} s "
+                       f"(CPU {rows[last]['start_cpu_identities']:.2f} s) | {'met' if start < 1 else '**not met**'} |")
+        for key, what, unit in (("instructions", "instructions on the loop", ",.0f"), ("cpu_us", "CPU µs", ".1f")):
+            a, b = rows[first].get(key), rows[last].get(key)
+            if a and b:
+                out.append(f"| cost per request flat from {first:,} to {last:,} routes (within 10%) | {what}: "
+                           f"{format(b, unit)} vs {format(a, unit)} ({b / a:.2f}×) | "
+                           f"{'met' if b <= 1.1 * a else '**not met**'} |")
+                break
+        return out
+
     def routes_tables(self):
         rows = getattr(self, "routes_rows", None)
         if not rows:
