@@ -59,12 +59,12 @@ struct ConfigNode {
             problems.wrongType(path, expected: expected)
             return nil
         }
-        let pairs = Self.merged(mapping)
-        for (key, _) in pairs where !keys.contains(key) {
+        let (present, values) = Self.merged(mapping)
+        for key in present where !keys.contains(key) {
             if let extensionPrefix, key.hasPrefix(extensionPrefix) { continue }
             problems.unknownKey(path / key, name: key, known: keys)
         }
-        return ConfigMapping(pairs: pairs, path: path, problems: problems)
+        return ConfigMapping(keys: present, values: values, path: path, problems: problems)
     }
 
     /// The node as a list, each element with its index in the document.
@@ -83,13 +83,14 @@ struct ConfigNode {
             problems.wrongType(path, expected: "a mapping of names to entries")
             return nil
         }
-        let pairs = Self.merged(mapping)
+        let (keys, values) = Self.merged(mapping)
         var names: [String] = []
-        var values: [String: Node] = [:]
-        for (key, value) in pairs {
-            if values.updateValue(value, forKey: key) == nil { names.append(key) }
+        var byName: [String: Node] = [:]
+        byName.reserveCapacity(keys.count)
+        for (key, value) in zip(keys, values) where byName.updateValue(value, forKey: key) == nil {
+            names.append(key)
         }
-        return names.map { ($0, ConfigNode(node: values[$0]!, path: path / $0, problems: problems)) }
+        return names.map { ($0, ConfigNode(node: byName[$0]!, path: path / $0, problems: problems)) }
     }
 
     /// Each element's text; an element that is not a scalar is reported and skipped.
@@ -110,25 +111,43 @@ struct ConfigNode {
         return value
     }
 
-    /// The mapping's pairs with merge keys (a plain `<<`, as Yams' resolver has it:
-    /// `<<: *defaults`) expanded, as YAML 1.1's merge type says: the merged pairs first, so that the mapping's own keys override them.
-    /// Keys that are not scalars are left out: no config key is one.
-    static func merged(_ mapping: Node.Mapping) -> [(key: String, value: Node)] {
-        var merged: [(key: String, value: Node)] = []
-        var own: [(key: String, value: Node)] = []
-        for (key, value) in mapping {
-            if case .scalar(let scalar) = key, scalar.style == .plain, scalar.string == "<<" {
-                switch value {
-                case .mapping(let inner): merged += Self.merged(inner)
-                case .sequence(let sequence):
-                    // Earlier mappings in the list take precedence over later ones.
-                    for case .mapping(let inner) in sequence.reversed() { merged += Self.merged(inner) }
-                default: break
-                }
-            } else if case .scalar(let scalar) = key {
-                own.append((scalar.string, value))
+    /// The mapping's keys and their values at the same indices, merge keys (a plain `<<`,
+    /// as Yams' resolver has it: `<<: *defaults`) expanded, as YAML 1.1's merge type says:
+    /// the merged pairs first, so that the mapping's own keys override them. Keys that are
+    /// not scalars are left out: no config key is one.
+    ///
+    /// Read by index, each pair once: iterating a `Node.Mapping` copies all its pairs into
+    /// an array first, and a list of `(key, value)` pairs made here copied them again for
+    /// every search of it.
+    static func merged(_ mapping: Node.Mapping) -> (keys: [String], values: [Node]) {
+        var keys: [String] = []
+        var values: [Node] = []
+        keys.reserveCapacity(mapping.count)
+        values.reserveCapacity(mapping.count)
+        var merges: [Node.Mapping] = []
+        for index in mapping.indices {
+            let (key, value) = mapping[index]
+            guard case .scalar(let scalar) = key else { continue }
+            guard scalar.style == .plain, scalar.string == "<<" else {
+                keys.append(scalar.string)
+                values.append(value)
+                continue
+            }
+            switch value {
+            case .mapping(let inner): merges.append(inner)
+            // Earlier mappings in the list take precedence over later ones.
+            case .sequence(let sequence): for case .mapping(let inner) in sequence.reversed() { merges.append(inner) }
+            default: break
             }
         }
-        return merged + own
+        guard !merges.isEmpty else { return (keys, values) }
+        var mergedKeys: [String] = []
+        var mergedValues: [Node] = []
+        for inner in merges {
+            let (innerKeys, innerValues) = merged(inner)
+            mergedKeys += innerKeys
+            mergedValues += innerValues
+        }
+        return (mergedKeys + keys, mergedValues + values)
     }
 }

@@ -148,6 +148,28 @@ struct ConfigLoaderTests {
         #expect(config.routes.map(\.upstream.options.http2) == [false, true])
     }
 
+    /// YAML 1.1's merge type: the mapping's own keys win over merged ones, and in a list of
+    /// merged mappings an earlier one wins over a later one.
+    @Test func mergeKeysYieldToOwnKeysAndToEarlierMappingsOfAList() throws {
+        let config = try ConfigTestSupport.load("""
+            x-slow: &slow { url: https://slow.example.com, connect_timeout: 9s, http2: true }
+            x-fast: &fast { url: https://fast.example.com, connect_timeout: 1s }
+            routes:
+              - name: a
+                path: /a
+                upstream:
+                  <<: *slow
+                  connect_timeout: 2s
+              - name: b
+                path: /b
+                upstream:
+                  <<: [*fast, *slow]
+            """)
+        #expect(config.routes.map(\.upstream.url) == ["https://slow.example.com", "https://fast.example.com"])
+        #expect(config.routes.map(\.upstream.options.connectTimeout) == [.seconds(2), .seconds(1)])
+        #expect(config.routes.map(\.upstream.options.http2) == [true, true])
+    }
+
     @Test func durationsAcceptUnitsAndIntegerSeconds() throws {
         let config = try ConfigTestSupport.load(ConfigTestSupport.minimalRoutes + """
 
