@@ -226,7 +226,7 @@ extension ConfigValidator {
             diagnostics.error(path, "both token_url and issuer", expected: "token_url, or issuer to discover it")
         }
         if let url = raw.string("revocation_url") {
-            if case .failure(let failure) = ConfigSyntax.upstreamURL(url) {
+            if case .failure(let failure) = upstreamURL(url) {
                 diagnostics.error(path / "revocation_url", failure.message, expected: failure.expected)
             }
             config.revocationURL = url

@@ -281,7 +281,7 @@ extension ConfigValidator {
         let urlPath = raw == nil ? path : path / "url"
         var valid = true
         var scheme = "https"
-        switch ConfigSyntax.upstreamURL(url) {
+        switch upstreamURL(url) {
         case .success(let parsed): scheme = parsed.scheme
         case .failure(let failure):
             diagnostics.error(urlPath, failure.message, expected: failure.expected)

@@ -17,9 +17,21 @@ struct ConfigValidator {
 
     let options: Options
     var diagnostics = Diagnostics()
+    /// Upstream and token endpoint URLs checked so far, by their text: configurations with
+    /// thousands of routes and identities name a few upstreams and IdPs thousands of
+    /// times, and taking a URL apart was a tenth of validating each.
+    private var upstreamURLs: [String: Result<ConfigSyntax.ParsedURL, ConfigSyntax.Failure>] = [:]
 
     init(options: Options) {
         self.options = options
+    }
+
+    /// `ConfigSyntax.upstreamURL(text)`, once per text.
+    mutating func upstreamURL(_ text: String) -> Result<ConfigSyntax.ParsedURL, ConfigSyntax.Failure> {
+        if let checked = upstreamURLs[text] { return checked }
+        let checked = ConfigSyntax.upstreamURL(text)
+        upstreamURLs[text] = checked
+        return checked
     }
 
     static let defaultListen = ListenAddress.tcp(host: "127.0.0.1", port: 8080)
