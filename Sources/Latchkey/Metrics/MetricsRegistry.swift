@@ -68,15 +68,22 @@ public final class MetricsRegistry: MetricsFactory, Sendable {
                                 make: (String) -> Series) -> Series {
         let labels = Self.render(dimensions)
         return families.withLock { families in
-            precondition(families[name].map { $0.kind == kind } ?? true, "metric \(name) made as a \(kind.rawValue) and as another type")
-            if let existing = families[name]?.series[labels] {
-                guard let existing = existing as? Series else { preconditionFailure("metric \(name) made with two types") }
-                return existing
-            }
-            let made = make(labels)
-            families[name, default: Family(kind: kind)].series[labels] = made
-            return made
+            // The family is looked up once and changed in place: each lookup hashed the
+            // name, four times per series made, a tenth of starting with 10,000 routes.
+            Self.series(in: &families[name, default: Family(kind: kind)], name, labels, kind, make: make)
         }
+    }
+
+    private static func series<Series: MetricSeries>(in family: inout Family, _ name: String, _ labels: String, _ kind: Kind,
+                                                     make: (String) -> Series) -> Series {
+        precondition(family.kind == kind, "metric \(name) made as a \(kind.rawValue) and as another type")
+        if let existing = family.series[labels] {
+            guard let existing = existing as? Series else { preconditionFailure("metric \(name) made with two types") }
+            return existing
+        }
+        let made = make(labels)
+        family.series[labels] = made
+        return made
     }
 
     /// The series leaves the registry (when it is still the one registered under its labels).
@@ -96,19 +103,27 @@ public final class MetricsRegistry: MetricsFactory, Sendable {
 
     /// `route="api",status_class="2xx"`: label values escaped as the text format says
     /// (backslash, double quote, line feed); names are Latchkey's own, valid as they are.
+    /// Names and values are copied whole into bytes with room for them: appended to the
+    /// bytes one by one, or to a string, each series' labels cost about twice as much, a
+    /// tenth of starting with 10,000 routes.
     static func render(_ dimensions: [(String, String)]) -> String {
         var rendered: [UInt8] = []
+        rendered.reserveCapacity(dimensions.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 })
         for (index, (name, value)) in dimensions.enumerated() {
             if index > 0 { rendered.append(UInt8(ascii: ",")) }
             rendered.append(contentsOf: name.utf8)
             rendered.append(contentsOf: #"=""#.utf8)
-            for byte in value.utf8 {
-                switch byte {
-                case UInt8(ascii: "\\"): rendered.append(contentsOf: #"\\"#.utf8)
-                case UInt8(ascii: "\""): rendered.append(contentsOf: #"\""#.utf8)
-                case UInt8(ascii: "\n"): rendered.append(contentsOf: #"\n"#.utf8)
-                default: rendered.append(byte)
+            if value.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\n") }) {
+                for byte in value.utf8 {
+                    switch byte {
+                    case UInt8(ascii: "\\"): rendered.append(contentsOf: #"\\"#.utf8)
+                    case UInt8(ascii: "\""): rendered.append(contentsOf: #"\""#.utf8)
+                    case UInt8(ascii: "\n"): rendered.append(contentsOf: #"\n"#.utf8)
+                    default: rendered.append(byte)
+                    }
                 }
+            } else {
+                rendered.append(contentsOf: value.utf8)
             }
             rendered.append(UInt8(ascii: "\""))
         }
