@@ -28,7 +28,7 @@ import statistics
 import subprocess
 import time
 
-from bench_support import PROXY_CORE, cpu_seconds, free_port, http_get, log, request_many, rss_kib
+from bench_support import PROXY_CORE, callgrind_control, cpu_seconds, free_port, http_get, log, request_many, rss_kib
 
 CHECK_RUNS = 3
 CALLGRIND_REQUESTS = 2000
@@ -47,7 +47,9 @@ class RoutesScenarios:
                  f"store:\n  path: {os.path.join(self.work, 'routes-store')}\n",
                  f"x-identity: &identity {{ grant: client_credentials, token_url: \"http://127.0.0.1:{self.upstream_port}/token\", "
                  "acquire: lazy }\n",
-                 "logging:\n  access_log: false\ncredentials:\n"]
+                 "logging:\n  access_log: false\n",
+                 # As many upstream connections kept as the small scenario's (64 clients).
+                 "limits:\n  upstream_idle_connections: 64\ncredentials:\n"]
         for i in range(count):
             path = os.path.join(self.work, "secrets", f"route-{i}")
             if not os.path.exists(path):
@@ -157,9 +159,9 @@ class RoutesScenarios:
                 return None
             path = f"/r{count - 1}/small.json"
             request_many(port, path, 200)
-            subprocess.run(["callgrind_control", "--zero", str(p.pid)], check=True, capture_output=True)
+            callgrind_control(p.pid, "--zero")
             request_many(port, path, CALLGRIND_REQUESTS)
-            subprocess.run(["callgrind_control", "--dump", str(p.pid)], check=True, capture_output=True)
+            callgrind_control(p.pid, "--dump")
             threads = self.thread_totals(out)
             loop = sum(total for total, routed in threads if routed) / CALLGRIND_REQUESTS
             process = sum(total for total, _ in threads) / CALLGRIND_REQUESTS

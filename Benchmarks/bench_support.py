@@ -2,6 +2,7 @@
 the core layout, processes' ports and CPU time, minimal HTTP/1.1 clients, the C load
 generators (built, then driven through `ready` / `go` / LKBENCH), and the memory tables."""
 import asyncio
+import glob
 import http.client
 import os
 import select
@@ -122,8 +123,44 @@ def percentile(sorted_values, p):
 
 def callgrind_control(pid, action):
     """callgrind_control `action` for a process under callgrind: `--zero` sets its counters
-    to 0, `--dump` writes them to a new OUT.N file."""
-    subprocess.run(["callgrind_control", action, str(pid)], check=True, capture_output=True)
+    to 0, `--dump` writes them to a new OUT.N file (OUT.N-TT per thread with
+    --separate-threads), which is complete when this returns.
+
+    callgrind_control exits 0 when it did not reach the process (vgdb did not list it, as
+    on a loaded machine it may not), and the counts read next were a previous dump's: so
+    its "OK." is awaited, the command tried again without it, and the dump's file too."""
+    out = next(arg.split("=", 1)[1] for arg in open(f"/proc/{pid}/cmdline").read().split("\0")
+               if arg.startswith("--callgrind-out-file="))
+    before = set(glob.glob(out + ".*"))
+    for _ in range(CALLGRIND_CONTROL_ATTEMPTS):
+        done = subprocess.run(["callgrind_control", action, str(pid)], capture_output=True, text=True)
+        if done.returncode == 0 and "OK." in done.stdout:
+            break
+        time.sleep(1)
+    else:
+        sys.exit(f"bench: callgrind_control {action} did not reach PID {pid}: {(done.stdout + done.stderr).strip()}")
+    if action != "--dump":
+        return
+    deadline = time.monotonic() + 120
+    while True:
+        new = set(glob.glob(out + ".*")) - before
+        if new and all(dump_complete(path) for path in new):
+            return
+        if time.monotonic() > deadline:
+            sys.exit(f"bench: callgrind's dump of PID {pid} did not appear beside {out}")
+        time.sleep(0.1)
+
+
+# callgrind_control's tries to reach a process under callgrind, a second apart.
+CALLGRIND_CONTROL_ATTEMPTS = 10
+
+
+def dump_complete(path):
+    """Whether callgrind has written all of the dump at `path`: its last line is `totals:`."""
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        f.seek(max(0, f.tell() - 200))
+        return b"\ntotals:" in f.read()
 
 
 # ---- the C helpers (tunnel_load.c, ws_load.c, ws_echo.c) ------------------------------------
