@@ -33,12 +33,12 @@ class PeerInstructionCounts:
         if not binary:
             return
         for name, argv, port in self.peer_commands(binary):
-            out = os.path.join(self.work, f"{name}-callgrind.out")
-            p = self.spawn(f"{name}-callgrind", ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv],
+            out = os.path.join(self.work, f"{name}-peers-callgrind.out")
+            p = self.spawn(f"{name}-peers-callgrind", ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv],
                            PROXY_CORE)
             try:
                 if not wait_port(port, p, timeout=180):
-                    self.notes.append(f"callgrind: {name} did not start: {self.read_log(name + '-callgrind')[-300:]}")
+                    self.notes.append(f"callgrind: {name} did not start: {self.read_log(name + '-peers-callgrind')[-300:]}")
                     continue
                 self.count_peer(name, p.pid, port, out)
             finally:

@@ -131,7 +131,9 @@ def callgrind_control(pid, action):
     its "OK." is awaited, the command tried again without it, and the dump's file too."""
     out = next(arg.split("=", 1)[1] for arg in open(f"/proc/{pid}/cmdline").read().split("\0")
                if arg.startswith("--callgrind-out-file="))
-    before = set(glob.glob(out + ".*"))
+    # Dumps are numbered from 1 in each process: one that reuses another's output file
+    # writes over its dumps, so a dump is a file that is new or newly written.
+    before = {path: os.stat(path).st_mtime_ns for path in glob.glob(out + ".*")}
     for _ in range(CALLGRIND_CONTROL_ATTEMPTS):
         done = subprocess.run(["callgrind_control", action, str(pid)], capture_output=True, text=True)
         if done.returncode == 0 and "OK." in done.stdout:
@@ -143,7 +145,7 @@ def callgrind_control(pid, action):
         return
     deadline = time.monotonic() + 120
     while True:
-        new = set(glob.glob(out + ".*")) - before
+        new = [path for path in glob.glob(out + ".*") if before.get(path) != os.stat(path).st_mtime_ns]
         if new and all(dump_complete(path) for path in new):
             return
         if time.monotonic() > deadline:
