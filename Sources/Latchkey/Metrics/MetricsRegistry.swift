@@ -113,14 +113,9 @@ public final class MetricsRegistry: MetricsFactory, Sendable {
             if index > 0 { rendered.append(UInt8(ascii: ",")) }
             rendered.append(contentsOf: name.utf8)
             rendered.append(contentsOf: #"=""#.utf8)
-            if value.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\n") }) {
+            if value.utf8.contains(where: { escaped($0) != nil }) {
                 for byte in value.utf8 {
-                    switch byte {
-                    case UInt8(ascii: "\\"): rendered.append(contentsOf: #"\\"#.utf8)
-                    case UInt8(ascii: "\""): rendered.append(contentsOf: #"\""#.utf8)
-                    case UInt8(ascii: "\n"): rendered.append(contentsOf: #"\n"#.utf8)
-                    default: rendered.append(byte)
-                    }
+                    if let escape = escaped(byte) { rendered.append(contentsOf: escape.utf8) } else { rendered.append(byte) }
                 }
             } else {
                 rendered.append(contentsOf: value.utf8)
@@ -128,5 +123,15 @@ public final class MetricsRegistry: MetricsFactory, Sendable {
             rendered.append(UInt8(ascii: "\""))
         }
         return String(decoding: rendered, as: UTF8.self)
+    }
+
+    /// What the text format writes for `byte` in a label value, if not the byte itself.
+    private static func escaped(_ byte: UInt8) -> String? {
+        switch byte {
+        case UInt8(ascii: "\\"): #"\\"#
+        case UInt8(ascii: "\""): #"\""#
+        case UInt8(ascii: "\n"): #"\n"#
+        default: nil
+        }
     }
 }
