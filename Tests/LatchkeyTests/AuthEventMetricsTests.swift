@@ -11,7 +11,7 @@ import Testing
     }
 
     @Test func authEventsAreCountedPerIdentityAndEvent() {
-        let sink = AuthEventMetrics(identity: "idp", factory: factory)
+        let sink = AuthEventMetrics.registered(identity: "idp", in: factory)
         sink.record(AuthEvent(identity: "idp", kind: .acquired))
         sink.record(AuthEvent(identity: "idp", kind: .refreshed))
         sink.record(AuthEvent(identity: "idp", kind: .refreshed))
@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test func identityLabelIsEscaped() {
-        _ = AuthEventMetrics(identity: "two\nlines \"quoted\"", factory: factory)
+        _ = AuthEventMetrics.registered(identity: "two\nlines \"quoted\"", in: factory)
         #expect(samples()[#"latchkey_auth_events_total{identity="two\nlines \"quoted\"",event="acquired"}"#] == "0")
     }
 }

@@ -1,4 +1,5 @@
 import CoreMetrics
+import Synchronization
 import Testing
 @testable import Latchkey
 
@@ -63,5 +64,50 @@ import Testing
         meter.increment(by: 3)
         meter.decrement(by: 1)
         #expect(text.contains(#"lk_open{listener="main"} 2.0"#))
+    }
+
+    /// A group's samples go under their family's one `# TYPE` line, beside the series made
+    /// one by one under the same name; a family of which no group has samples has no line.
+    @Test func groupsWriteTheirSamplesUnderTheirFamilies() {
+        Counter(label: "lk_total", dimensions: [("route", "single")], factory: registry).increment()
+        let pair = registry.group("pair") { PairGroup(key: "pair") }
+        pair.count.add(4, ordering: .relaxed)
+        #expect(registry.group("pair") { PairGroup(key: "pair") } === pair)
+        #expect(text == """
+            # TYPE lk_total counter
+            lk_total{route="single"} 1
+            lk_total{route="pair",half="first"} 4
+            lk_total{route="pair",half="second"} 4
+
+            """)
+    }
+
+    @Test func aRemovedGroupLeavesAndAGroupMadeAgainStartsFromZero() {
+        let gone = registry.group("gone") { PairGroup(key: "gone") }
+        gone.count.add(2, ordering: .relaxed)
+        registry.remove(gone)
+        #expect(text.isEmpty)
+        let again = registry.group("gone") { PairGroup(key: "gone") }
+        #expect(again !== gone)
+        #expect(text.contains(#"lk_total{route="gone",half="first"} 0"#))
+    }
+}
+
+/// A group of two samples of `lk_total`, both of one count, and none of `lk_empty_total`.
+private final class PairGroup: MetricGroup {
+    static let families = [MetricFamily(name: "lk_total", kind: .counter), MetricFamily(name: "lk_empty_total", kind: .counter)]
+    let key: String
+    let count = Atomic<Int64>(0)
+
+    init(key: String) {
+        self.key = key
+    }
+
+    func emit(family: Int, into buffer: inout [UInt8]) {
+        guard family == 0 else { return }
+        for half in ["first", "second"] {
+            MetricSample.append(&buffer, name: "lk_total", labels: #"route=""# + key + #"""#, extra: #"half=""# + half + #"""#,
+                                count: count.load(ordering: .relaxed))
+        }
     }
 }

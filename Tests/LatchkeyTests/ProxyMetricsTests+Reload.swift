@@ -8,13 +8,13 @@ import Testing
 extension ProxyMetricsTests {
     @Test func aReloadKeepsTheCountsOfItsRoutesAndDropsTheSeriesOfTheOthers() {
         let factory = MetricsRegistry()
-        let running = ProxyMetrics(config: Self.config, factory: factory)
+        let running = ProxyMetrics(config: Self.config, registry: factory)
         running.routes[0].answered(status: 200)
-        running.routes[1].tokenRenewals?.increment()
+        running.routes[1].tokenRenewed()
         // `oauth` is gone, `static` stays, and `static` injects no identity either way.
         var reloaded = Self.config
         reloaded.routes = [reloaded.routes[0], RouteConfig(name: "web", upstream: UpstreamConfig(url: "http://web.example"))]
-        let next = ProxyMetrics(config: reloaded, factory: factory)
+        let next = ProxyMetrics(config: reloaded, registry: factory)
         running.retire(replacedBy: next)
         // A request that started before the reload ends on the running series: the same one.
         running.routes[0].answered(status: 200)
@@ -27,14 +27,32 @@ extension ProxyMetricsTests {
 
     @Test func aRouteThatNoLongerInjectsAnIdentityLosesItsRenewalSeries() {
         let factory = MetricsRegistry()
-        let running = ProxyMetrics(config: Self.config, factory: factory)
+        let running = ProxyMetrics(config: Self.config, registry: factory)
         var reloaded = Self.config
         reloaded.routes[1].injections = []
-        running.retire(replacedBy: ProxyMetrics(config: reloaded, factory: factory))
+        running.retire(replacedBy: ProxyMetrics(config: reloaded, registry: factory))
 
         let samples = MetricsTestSupport.samples(factory)
         #expect(samples[#"latchkey_requests_total{route="oauth",status_class="2xx"}"#] == "0")
         #expect(samples[#"latchkey_token_renewals_total{route="oauth"}"#] == nil)
         #expect(samples[#"latchkey_token_replays_total{route="oauth"}"#] == nil)
+    }
+
+    /// The renewal series come with the configuration that injects the token: not while
+    /// it is only being prepared (a reload that fails after making its metrics changes
+    /// nothing), and from 0.
+    @Test func aRouteThatComesToInjectAnIdentityGetsItsRenewalSeriesWhenTheReloadRuns() {
+        let factory = MetricsRegistry()
+        var plain = Self.config
+        plain.routes[1].injections = []
+        let running = ProxyMetrics(config: plain, registry: factory)
+        let next = ProxyMetrics(config: Self.config, registry: factory)
+        #expect(MetricsTestSupport.samples(factory)[#"latchkey_token_renewals_total{route="oauth"}"#] == nil)
+        running.retire(replacedBy: next)
+        next.routes[1].tokenRenewed()
+
+        let samples = MetricsTestSupport.samples(factory)
+        #expect(samples[#"latchkey_token_renewals_total{route="oauth"}"#] == "1")
+        #expect(samples[#"latchkey_token_replays_total{route="oauth"}"#] == "0")
     }
 }

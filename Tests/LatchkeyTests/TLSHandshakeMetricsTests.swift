@@ -20,7 +20,7 @@ import Testing
     }
 
     @Test func handshakesAreCountedByOutcomeOnTLSAndForwardListenersOnly() {
-        let metrics = ProxyMetrics(config: Self.config, factory: factory)
+        let metrics = ProxyMetrics(config: Self.config, registry: factory)
         metrics.tlsHandshakes.record(.completed(info(resumed: false)), listener: 1)
         metrics.tlsHandshakes.record(.completed(info(resumed: true)), listener: 1)
         metrics.tlsHandshakes.record(.completed(info(resumed: true)), listener: 1)

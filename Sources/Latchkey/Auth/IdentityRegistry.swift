@@ -21,6 +21,7 @@ public final class IdentityRegistry: Sendable {
     let holdingSecretCaptures: [Identity]
     /// Each identity's `latchkey_auth_events_total` series, by name.
     private let authMetrics: [String: AuthEventMetrics]
+    private let metrics: MetricsRegistry
     private let watcher = Mutex<TokenStoreWatcher?>(nil)
     private let credentialWatch: IdentityCredentialWatch
 
@@ -31,7 +32,7 @@ public final class IdentityRegistry: Sendable {
     /// identity keeps tokens (`needsHTTPClient`).
     /// `previous`: the running registry, whose identities named in `kept` go on in this one.
     public init(config: Config, credentials: CredentialStore, store: any TokenStore, client: AuthHTTPClient?, logger: Logger,
-                metrics: any MetricsFactory, recorder: any AuthEventSink, previous: IdentityRegistry? = nil,
+                metrics: MetricsRegistry, recorder: any AuthEventSink, previous: IdentityRegistry? = nil,
                 kept: [String] = []) throws {
         let log = AuthEventLog(logger: logger)
         var identities: [String: Identity] = [:]
@@ -39,7 +40,7 @@ public final class IdentityRegistry: Sendable {
         var authMetrics: [String: AuthEventMetrics] = [:]
         let keepingCookies = config.identitiesKeepingCookies
         for identity in config.identities {
-            let counters = AuthEventMetrics(identity: identity.name, factory: metrics)
+            let counters = AuthEventMetrics.registered(identity: identity.name, in: metrics)
             authMetrics[identity.name] = counters
             if kept.contains(identity.name), let running = previous?.identities[identity.name] {
                 identities[identity.name] = running
@@ -55,6 +56,7 @@ public final class IdentityRegistry: Sendable {
         self.identities = identities
         self.made = made
         self.authMetrics = authMetrics
+        self.metrics = metrics
         self.store = store
         eager = Set(config.identities.filter(\.acquireEagerly).map(\.name))
         keeping = config.identities.filter(\.keepsTokens).compactMap { identities[$0.name] }
@@ -92,7 +94,7 @@ public final class IdentityRegistry: Sendable {
             identity.stop(reason: reason)
         }
         for (name, counters) in authMetrics where next.authMetrics[name] == nil {
-            counters.destroy()
+            metrics.remove(counters)
         }
     }
 

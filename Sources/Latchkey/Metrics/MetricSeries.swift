@@ -12,19 +12,10 @@ protocol MetricSeries: AnyObject, Sendable {
 }
 
 extension MetricSeries {
-    /// `name{labels} ` (or `name ` without labels), with `suffix` after the name and `extra`
-    /// after the labels (a histogram's `le`).
+    /// `name{labels} `, with `suffix` after the name and `extra` after the labels (a
+    /// histogram's `le`).
     func appendSampleStart(_ buffer: inout [UInt8], suffix: String = "", extra: String = "") {
-        buffer.append(contentsOf: name.utf8)
-        buffer.append(contentsOf: suffix.utf8)
-        if !labels.isEmpty || !extra.isEmpty {
-            buffer.append(UInt8(ascii: "{"))
-            buffer.append(contentsOf: labels.utf8)
-            if !labels.isEmpty, !extra.isEmpty { buffer.append(UInt8(ascii: ",")) }
-            buffer.append(contentsOf: extra.utf8)
-            buffer.append(UInt8(ascii: "}"))
-        }
-        buffer.append(UInt8(ascii: " "))
+        MetricSample.appendStart(&buffer, name: name, suffix: suffix, labels: labels, extra: extra)
     }
 }
 
@@ -49,9 +40,7 @@ final class CounterSeries: MetricSeries, CounterHandler {
     }
 
     func emit(into buffer: inout [UInt8]) {
-        appendSampleStart(&buffer)
-        buffer.append(contentsOf: String(value.load(ordering: .relaxed)).utf8)
-        buffer.append(UInt8(ascii: "\n"))
+        MetricSample.append(&buffer, name: name, labels: labels, count: value.load(ordering: .relaxed))
     }
 }
 
@@ -99,9 +88,7 @@ final class GaugeSeries: MetricSeries, MeterHandler, RecorderHandler {
     }
 
     func emit(into buffer: inout [UInt8]) {
-        appendSampleStart(&buffer)
-        buffer.append(contentsOf: Double(bitPattern: bits.load(ordering: .relaxed)).description.utf8)
-        buffer.append(UInt8(ascii: "\n"))
+        MetricSample.append(&buffer, name: name, labels: labels, gauge: Double(bitPattern: bits.load(ordering: .relaxed)))
     }
 }
 

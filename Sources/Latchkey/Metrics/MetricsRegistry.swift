@@ -7,7 +7,8 @@ import Synchronization
 ///
 /// Latchkey's own rather than swift-prometheus 2.4.1's registry, which copies a family's
 /// whole dictionary of series to add one: the twenty-odd series of each of N routes took
-/// O(N²) to make, 250 s of start-up at 10,000 routes. Here a series is added in place.
+/// O(N²) to make, 250 s of start-up at 10,000 routes. Here a series is added in place, and
+/// the many series of a route or an identity are one object, a group (`MetricGroup`).
 public final class MetricsRegistry: MetricsFactory, Sendable {
     enum Kind: String, Sendable {
         case counter, gauge, histogram
@@ -19,7 +20,19 @@ public final class MetricsRegistry: MetricsFactory, Sendable {
         var series: [String: any MetricSeries] = [:]
     }
 
-    private let families = Mutex<[String: Family]>([:])
+    /// The groups of one type (`MetricGroup`), by key.
+    struct GroupSet: Sendable {
+        let families: [MetricFamily]
+        var members: [String: any MetricGroup] = [:]
+    }
+
+    private struct State {
+        var families: [String: Family] = [:]
+        /// By the groups' type.
+        var groups: [ObjectIdentifier: GroupSet] = [:]
+    }
+
+    private let state = Mutex(State())
 
     /// The upper bounds of every timer's histogram: swift-prometheus's defaults, which the
     /// dashboards built on Latchkey's `_bucket` series know.
@@ -67,10 +80,10 @@ public final class MetricsRegistry: MetricsFactory, Sendable {
     private func series<Series: MetricSeries>(_ name: String, _ dimensions: [(String, String)], _ kind: Kind,
                                 make: (String) -> Series) -> Series {
         let labels = Self.render(dimensions)
-        return families.withLock { families in
+        return state.withLock { state in
             // The family is looked up once and changed in place: each lookup hashed the
             // name, four times per series made, a tenth of starting with 10,000 routes.
-            Self.series(in: &families[name, default: Family(kind: kind)], name, labels, kind, make: make)
+            Self.series(in: &state.families[name, default: Family(kind: kind)], name, labels, kind, make: make)
         }
     }
 
@@ -89,16 +102,41 @@ public final class MetricsRegistry: MetricsFactory, Sendable {
     /// The series leaves the registry (when it is still the one registered under its labels).
     private func remove(_ handler: AnyObject) {
         guard let series = handler as? any MetricSeries else { return }
-        families.withLock { families in
-            guard let registered = families[series.name]?.series[series.labels], registered === series else { return }
-            families[series.name]?.series[series.labels] = nil
-            if families[series.name]?.series.isEmpty == true { families[series.name] = nil }
+        state.withLock { state in
+            guard let registered = state.families[series.name]?.series[series.labels], registered === series else { return }
+            state.families[series.name]?.series[series.labels] = nil
+            if state.families[series.name]?.series.isEmpty == true { state.families[series.name] = nil }
         }
     }
 
-    /// The families as they are now, for rendering outside the lock.
-    var snapshot: [String: Family] {
-        families.withLock { $0 }
+    /// The group of type `Group` under `key`, made by `make` if there is none yet: like a
+    /// series, a reloaded configuration's route keeps its counts.
+    func group<Group: MetricGroup>(_ key: String, make: () -> Group) -> Group {
+        state.withLock { state in
+            Self.group(in: &state.groups[ObjectIdentifier(Group.self), default: GroupSet(families: Group.families)], key, make: make)
+        }
+    }
+
+    private static func group<Group: MetricGroup>(in set: inout GroupSet, _ key: String, make: () -> Group) -> Group {
+        // One type per set: the cast finds the member there is.
+        if let existing = set.members[key] as? Group { return existing }
+        let made = make()
+        set.members[key] = made
+        return made
+    }
+
+    /// The group leaves the registry (when it is still the one under its key).
+    func remove<Group: MetricGroup>(_ group: Group) {
+        state.withLock { state in
+            let type = ObjectIdentifier(Group.self)
+            guard let registered = state.groups[type]?.members[group.key], registered === group else { return }
+            state.groups[type]?.members[group.key] = nil
+        }
+    }
+
+    /// The series and groups as they are now, for rendering outside the lock.
+    var snapshot: (families: [String: Family], groups: [GroupSet]) {
+        state.withLock { ($0.families, Array($0.groups.values)) }
     }
 
     /// `route="api",status_class="2xx"`: label values escaped as the text format says

@@ -1,13 +1,16 @@
 import CoreMetrics
 import LatchkeyConfig
 
-/// The data plane's metrics (README, "Metrics"), made once at start through a swift-metrics
-/// factory. Every series that can exist is made here, so each is exported from 0 on: a rate
+/// The data plane's metrics (README, "Metrics"), made once at start in the registry: the
+/// routes' as groups, the rest through swift-metrics. Every series that can exist is made here, so each is exported from 0 on: a rate
 /// over a series that appears only with its first event would miss that event. Labels are
 /// configuration names and fixed words only, never anything a request carries.
 struct ProxyMetrics: Sendable {
     /// By `Route.index`.
     let routes: [RouteMetrics]
+    /// By `Route.index`: whether the route injects an identity's token in this configuration.
+    private let renewsTokens: [Bool]
+    private let registry: MetricsRegistry
     /// `latchkey_open_connections{listener}`, by listener index.
     let openConnections: [Meter]
     /// `latchkey_refused_requests_total{reason}`, by the `error` code of the proxy's answer.
@@ -34,25 +37,28 @@ struct ProxyMetrics: Sendable {
         "other",
     ]
 
-    init(config: Config, factory: any MetricsFactory) {
-        routes = config.routes.map { route in
-            RouteMetrics(route: route.name, renewsTokens: route.identity != nil, factory: factory)
-        } + (config.hasTunnelHosts ? [RouteMetrics(route: RouteTable.passthroughName, renewsTokens: false, factory: factory)] : [])
+    init(config: Config, registry: MetricsRegistry) {
+        let routes = config.routes.map { ($0.name, $0.identity != nil) } + (config.hasTunnelHosts ? [(RouteTable.passthroughName, false)] : [])
+        self.routes = routes.map { RouteMetrics.registered(route: $0.0, renewsTokens: $0.1, in: registry) }
+        renewsTokens = routes.map(\.1)
+        self.registry = registry
         openConnections = config.listeners.map { listener in
-            Meter(label: "latchkey_open_connections", dimensions: [("listener", listener.name)], factory: factory)
+            Meter(label: "latchkey_open_connections", dimensions: [("listener", listener.name)], factory: registry)
         }
         refusals = Dictionary(uniqueKeysWithValues: Self.refusalReasons.map { reason in
-            (reason, Counter(label: "latchkey_refused_requests_total", dimensions: [("reason", reason)], factory: factory))
+            (reason, Counter(label: "latchkey_refused_requests_total", dimensions: [("reason", reason)], factory: registry))
         })
-        tlsHandshakes = TLSHandshakeMetrics(config: config, factory: factory)
-        upstreamIdleConnections = Meter(label: "latchkey_upstream_idle_connections", dimensions: [], factory: factory)
+        tlsHandshakes = TLSHandshakeMetrics(config: config, factory: registry)
+        upstreamIdleConnections = Meter(label: "latchkey_upstream_idle_connections", dimensions: [], factory: registry)
     }
 
     /// `next`, a reloaded configuration's, replaces these: the series of the routes it lacks
-    /// leave the registry. Made from the same factory, the rest are the same series.
+    /// leave the registry. Made in the same registry, the rest are the same series, and
+    /// have the renewal series from now if their route injects a token in `next`.
     func retire(replacedBy next: ProxyMetrics) {
-        let kept = Dictionary(next.routes.map { ($0.route, $0) }) { first, _ in first }
-        for route in routes { route.destroy(keeping: kept[route.route]) }
+        for (route, renews) in zip(next.routes, next.renewsTokens) { route.setRenewsTokens(renews) }
+        let kept = Set(next.routes.map(\.route))
+        for route in routes where !kept.contains(route.route) { registry.remove(route) }
     }
 
     /// The proxy answered with its own error `code` instead of forwarding the request.

@@ -10,8 +10,8 @@ extension ProxyExchange {
     /// again with the new one, once.
     func renewAndReplay(after refused: UpstreamTransfer) {
         guard let identity, let token else { return }
-        metrics.tokenRenewals?.increment()
-        metrics.tokenReplays?.increment()
+        metrics.tokenRenewed()
+        metrics.tokenReplayed()
         cancel(refused)
         handler.logger.info("upstream refused the token; renewing and replaying", metadata: [
             "route": .string(route.name), "identity": .string(identity.name),
@@ -32,7 +32,7 @@ extension ProxyExchange {
     /// to the client, the next request gets a renewed token.
     func renewForNextRequest() {
         guard let identity, let token else { return }
-        metrics.tokenRenewals?.increment()
+        metrics.tokenRenewed()
         identity.rejected(generation: token.generation) { _ in }
     }
 

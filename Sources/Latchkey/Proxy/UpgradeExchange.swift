@@ -247,8 +247,8 @@ final class UpgradeExchange: LoopTimer, ExchangeHandler, UpstreamConnectionDeleg
 
     private func renew() {
         guard let identity, let token else { return }
-        route.metrics(in: context).tokenRenewals?.increment()
-        route.metrics(in: context).tokenReplays?.increment()
+        route.metrics(in: context).tokenRenewed()
+        route.metrics(in: context).tokenReplayed()
         handler.logger.info("upstream refused the token on an upgrade; renewing and sending the handshake again", metadata: [
             "route": .string(route.name), "identity": .string(identity.name),
         ])

@@ -69,7 +69,7 @@ struct RuntimeServices: Sendable {
             accessLog: AccessLog(sink: sink, enabled: config.logging.accessLog,
                                  // Requests that match no route include login links.
                                  secretQueryParameters: routes.allSecretQueryParameters.union([SessionGate.tokenParameter])),
-            metrics: ProxyMetrics(config: config, factory: metrics),
+            metrics: ProxyMetrics(config: config, registry: metrics),
             metricsEndpoint: MetricsEndpoint(registry: metrics),
             readiness: Readiness(store: tokenStore.store as? any AvailabilityReportingStore, identities: Array(identities.identities.values)),
             identitiesEndpoint: identitiesEndpoint,
