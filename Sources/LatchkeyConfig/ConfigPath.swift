@@ -13,8 +13,16 @@ struct ConfigPath: Hashable, Sendable, CustomStringConvertible {
 
     static let root = ConfigPath()
 
-    func key(_ name: String) -> ConfigPath { ConfigPath(components + [.key(name)]) }
-    func index(_ index: Int) -> ConfigPath { ConfigPath(components + [.index(index)]) }
+    func key(_ name: String) -> ConfigPath { appending(.key(name)) }
+    func index(_ index: Int) -> ConfigPath { appending(.index(index)) }
+
+    /// One array made, not two: every value the validator reads gets its path, 300,000 of
+    /// them at 10,000 routes and identities.
+    func appending(_ component: Component) -> ConfigPath {
+        var components = components
+        components.append(component)
+        return ConfigPath(components)
+    }
     static func / (path: ConfigPath, name: String) -> ConfigPath { path.key(name) }
     subscript(index: Int) -> ConfigPath { self.index(index) }
 
