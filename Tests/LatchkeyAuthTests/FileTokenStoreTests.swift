@@ -350,6 +350,33 @@ import Glibc
         #expect(await server.changes(among: ["podio"]).isEmpty)
     }
 
+    /// Every writer renames into the directory or out of it: while the directory stands
+    /// still, no file is looked at, and a file changed in place (as no writer does) goes
+    /// unseen until the directory moves.
+    @Test func filesAreLookedAtOnlyWhenTheDirectoryMoved() async throws {
+        let key = try testStoreKey()
+        let cli = try store(key: key)
+        var later = token
+        later.accessToken = "lk-at-later"
+        try await cli.save(later, identity: "podio")
+        let laterBytes = try bytes(file)
+        try await cli.save(token, identity: "podio")
+        let server = try store(key: key, identities: ["podio"])
+        // Everything written so far counts as old enough to trust its signature.
+        let aged = Int64(Date().timeIntervalSince1970) + 10
+        #expect(server.poll(["podio"], now: aged).isEmpty)
+
+        let descriptor = open(file, O_WRONLY | O_TRUNC)
+        #expect(descriptor >= 0)
+        #expect(laterBytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) } == laterBytes.count)
+        close(descriptor)
+        #expect(server.poll(["podio"], now: aged).isEmpty)
+
+        try write("", to: storePath + "/unrelated")
+        try FileManager.default.removeItem(atPath: storePath + "/unrelated")
+        #expect(server.poll(["podio"], now: aged) == ["podio": .stored(later)])
+    }
+
     @Test func cookiesShareTheIdentitysFileWhichGoesWhenBothAreGone() async throws {
         let store = try store(key: try testStoreKey())
         try await store.saveCookies(["app.example\tFALSE\t/\tFALSE\t0\tsession\tlk-cookie-secret"], identity: "podio")

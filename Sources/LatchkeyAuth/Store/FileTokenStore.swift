@@ -32,6 +32,15 @@ public final class FileTokenStore: WatchableTokenStore {
     /// The descriptors holding refresh locks, by lease owner: closing one releases its lock.
     let refreshLocks = Mutex<[String: FileDescriptor]>([:])
 
+    /// The store directory's signature at the last poll (`poll`).
+    let directorySeen = Mutex(DirectorySeen(signature: nil, recheck: true))
+
+    struct DirectorySeen {
+        var signature: FileSignature?
+        /// It changed too recently for its signature to prove it unchanged.
+        var recheck: Bool
+    }
+
     struct KnownEntry {
         var signature: FileSignature?
         /// The file changed too recently for its signature to prove it unchanged.
@@ -203,9 +212,11 @@ public final class FileTokenStore: WatchableTokenStore {
         return TokenStoreError(.corrupt, "\(error.message); moved it aside to \(target)")
     }
 
-    func remember(_ identity: String, _ snapshot: Snapshot) {
+    /// `now`: seconds since the epoch, for what counts as too recent (the clock's when nil).
+    func remember(_ identity: String, _ snapshot: Snapshot, at now: Int64? = nil) {
+        let recent = snapshot.signature.map { signature in now.map(signature.isRecent(at:)) ?? signature.isRecent } ?? false
         known.withLock {
-            $0[identity] = KnownEntry(signature: snapshot.signature, recheck: snapshot.signature?.isRecent ?? false, record: snapshot.record)
+            $0[identity] = KnownEntry(signature: snapshot.signature, recheck: recent, record: snapshot.record)
         }
     }
 }
