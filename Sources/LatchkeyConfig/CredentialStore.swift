@@ -85,8 +85,19 @@ public final class CredentialStore: Sendable {
     private let current: Mutex<CredentialSnapshot>
     /// Taken before `current` by whoever needs both: a reload's `replace` never comes
     /// between a file's read and its value's update.
-    private let watched: Mutex<[WatchedFile]>
+    private let watched: Mutex<Watched>
     private let logger: Logger
+
+    /// The files watched, and where the next pass starts among them.
+    private struct Watched {
+        var files: [WatchedFile]
+        var next = 0
+    }
+
+    /// The files a pass stats at most, besides those that failed or changed too recently to
+    /// trust: with more, each is checked every `count / filesPerPass` passes, so that
+    /// 10,000 secret files cost an idle server a thousand stats a second, not ten thousand.
+    private let filesPerPass: Int
 
     /// Resolves every entry; throws every one that cannot be resolved.
     public convenience init(
@@ -98,9 +109,11 @@ public final class CredentialStore: Sendable {
         self.init(try Self.resolve(entries, environment: environment, sourceName: sourceName), logger: logger)
     }
 
-    public init(_ resolved: Resolved, logger: Logger = Logger(label: "latchkey.credentials")) {
+    public init(_ resolved: Resolved, logger: Logger = Logger(label: "latchkey.credentials"), filesPerPass: Int = 1000) {
+        precondition(filesPerPass > 0, "a pass checks at least one file")
+        self.filesPerPass = filesPerPass
         self.current = Mutex(CredentialSnapshot(generation: 0, values: resolved.values))
-        self.watched = Mutex(resolved.files)
+        self.watched = Mutex(Watched(files: resolved.files))
         self.logger = logger
     }
 
@@ -157,13 +170,21 @@ public final class CredentialStore: Sendable {
         reload().changed
     }
 
-    /// Like `reloadIfChanged()`, also returning the files that could not be read.
-    public func reload() -> CredentialReload {
+    /// Like `reloadIfChanged()`, also returning the files that could not be read. `now`:
+    /// seconds since the epoch, for what counts as changed too recently to trust.
+    public func reload(now: Int64 = Int64(Date().timeIntervalSince1970)) -> CredentialReload {
         var updates: [String: String] = [:]
         var failures: [String: String] = [:]
-        watched.withLock { files in
-            for index in files.indices {
-                let file = files[index]
+        watched.withLock { watched in
+            let count = watched.files.count
+            let start = watched.next < count ? watched.next : 0
+            let checked = min(count, filesPerPass)
+            watched.next = start + checked
+            for index in watched.files.indices {
+                let file = watched.files[index]
+                // The files from `start` on, wrapping round, are this pass's.
+                let inTurn = (index >= start ? index - start : index + count - start) < checked
+                if !inTurn, file.failure == nil, !file.recheck { continue }
                 let signature = FileSignature(path: file.path)
                 if let signature, signature == file.signature, file.failure == nil, !file.recheck { continue }
                 do throws(SecretError) {
@@ -171,21 +192,21 @@ public final class CredentialStore: Sendable {
                         throw SecretError("cannot stat \(file.path)")
                     }
                     let value = try SecretResolver.resolve(.file(file.path), environment: [:])
-                    files[index].signature = signature
-                    files[index].recheck = signature.isRecent
+                    watched.files[index].signature = signature
+                    watched.files[index].recheck = signature.isRecent(at: now)
                     if file.failure != nil {
-                        files[index].failure = nil
+                        watched.files[index].failure = nil
                         logger.notice("credential file readable again", metadata: ["credential": "\(file.name)", "path": "\(file.path)"])
                     }
                     if value != file.value {
-                        files[index].value = value
+                        watched.files[index].value = value
                         updates[file.name] = value
                     }
                 } catch {
                     failures[file.name] = error.message
-                    files[index].signature = nil
+                    watched.files[index].signature = nil
                     if file.failure != error.message {
-                        files[index].failure = error.message
+                        watched.files[index].failure = error.message
                         logger.error(
                             "cannot reload credential file; keeping the last good value",
                             metadata: ["credential": "\(file.name)", "path": "\(file.path)", "error": "\(error.message)"]
@@ -207,8 +228,8 @@ public final class CredentialStore: Sendable {
     /// the ones watched. Names it lacks keep their value until `retain(only:)`: a loop that
     /// still routes by the previous configuration while the loops switch may need them.
     public func replace(with resolved: Resolved) {
-        watched.withLock { files in
-            files = resolved.files
+        watched.withLock { watched in
+            watched = Watched(files: resolved.files)
             update { $0.merging(resolved.values) { $1 } }
         }
     }

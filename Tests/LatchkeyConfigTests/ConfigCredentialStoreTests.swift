@@ -70,6 +70,29 @@ struct ConfigCredentialStoreTests {
         #expect(store.snapshot.generation == 2)
     }
 
+    /// A pass stats a bounded number of files, taking turns: a change to a file out of turn
+    /// is seen on its turn.
+    @Test func aPassChecksItsShareOfTheFilesInTurn() throws {
+        let directory = try ConfigTestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var entries: [SecretEntry] = []
+        for name in ["a", "b", "c"] {
+            let file = directory.appendingPathComponent(name)
+            try "1\n".write(to: file, atomically: true, encoding: .utf8)
+            entries.append(SecretEntry(name: name, source: .file(file.path), configPath: "credentials.\(name)"))
+        }
+        let store = CredentialStore(try CredentialStore.resolve(entries, environment: [:]), filesPerPass: 2)
+        // Files just written are checked every pass until they have aged.
+        let aged = Int64(Date().timeIntervalSince1970) + 10
+        #expect(store.reload(now: aged).changed == []) // a, b in turn; c too recent to skip
+        #expect(store.reload(now: aged).changed == []) // c, a
+
+        try "2\n".write(to: directory.appendingPathComponent("c"), atomically: true, encoding: .utf8)
+        #expect(store.reload(now: aged).changed == []) // a, b: c waits for its turn
+        #expect(store.reload(now: aged).changed == ["c"]) // c, a
+        #expect(store["c"] == "2")
+    }
+
     @Test func reloadFollowsAKubernetesStyleSymlinkSwap() throws {
         let directory = try ConfigTestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
