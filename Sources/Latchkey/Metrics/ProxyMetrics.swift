@@ -2,9 +2,10 @@ import CoreMetrics
 import LatchkeyConfig
 
 /// The data plane's metrics (README, "Metrics"), made once at start in the registry: the
-/// routes' as groups, the rest through swift-metrics. Every series that can exist is made here, so each is exported from 0 on: a rate
-/// over a series that appears only with its first event would miss that event. Labels are
-/// configuration names and fixed words only, never anything a request carries.
+/// routes' as groups, the rest through swift-metrics. Every series that can exist is made
+/// here, so each is exported from 0 on: a rate over a series that appears only with its
+/// first event would miss that event. Labels are configuration names and fixed words only,
+/// never anything a request carries.
 struct ProxyMetrics: Sendable {
     /// By `Route.index`.
     let routes: [RouteMetrics]

@@ -89,7 +89,8 @@ final class RouteMetrics: MetricGroup {
     /// Whether the route has the renewal series from now. Series that leave and come back
     /// start again from 0, as a destroyed series made again would.
     func setRenewsTokens(_ renews: Bool) {
-        guard renewsTokens.exchange(renews, ordering: .relaxed) != renews, !renews else { return }
+        let renewed = renewsTokens.exchange(renews, ordering: .relaxed)
+        guard renewed, !renews else { return }
         tokenRenewals.store(0, ordering: .relaxed)
         tokenReplays.store(0, ordering: .relaxed)
     }
