@@ -32,24 +32,33 @@ struct StoreDirectory: Sendable {
         try PrivateFile.requirePrivate(status, self.path, .storeDirectory)
     }
 
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
     /// The file of `identity`. Names pass through when they are made of letters, digits,
     /// '-', '_' and '.' (as config names are) and do not start with '.'; any other byte
     /// becomes %XX, so that no name can reach outside the directory, hide as a dot file or
     /// collide with another.
     func file(for identity: String) throws(TokenStoreError) -> String {
         guard !identity.isEmpty else { throw TokenStoreError(.invalidIdentity, "an identity needs a name to be stored") }
-        var name = ""
+        // Made as bytes: a string appended to one character at a time was 1% of starting a
+        // server with 10,000 identities.
+        var name: [UInt8] = []
+        name.reserveCapacity(identity.utf8.count)
         for (offset, byte) in identity.utf8.enumerated() {
             let plain = (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
                 || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
                 || (byte == UInt8(ascii: ".") && offset > 0)
-            name += plain ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            if plain {
+                name.append(byte)
+            } else {
+                name += [UInt8(ascii: "%"), Self.hexDigits[Int(byte >> 4)], Self.hexDigits[Int(byte & 0xF)]]
+            }
         }
         // NAME_MAX is 255; leave room for the suffixes of temporary and moved-aside files.
-        guard name.utf8.count <= 200 else {
+        guard name.count <= 200 else {
             throw TokenStoreError(.invalidIdentity, "the identity name is too long to name a store file")
         }
-        return "\(path)/\(name).json"
+        return path + "/" + String(decoding: name, as: UTF8.self) + ".json"
     }
 
     /// The file whose flock is the identity's refresh lock, beside its store file.
