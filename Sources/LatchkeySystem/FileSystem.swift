@@ -25,6 +25,12 @@ public enum FileSystem {
         _ = try systemCall("unlink") { unlink(path) }
     }
 
+    /// lstat(2) failed with ENOENT: nothing has the name, not even a link.
+    public static func isAbsent(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) != 0 && errno == ENOENT
+    }
+
     /// access(2) R_OK: the process may read `path` now.
     public static func isReadable(_ path: String) -> Bool {
         access(path, R_OK) == 0

@@ -289,6 +289,19 @@ import Glibc
         #expect(try await store.load(identity: "podio") == token)
     }
 
+    /// A file is there whole or not at all (writers rename it into place): an identity
+    /// without one is answered at once, even while another process holds the lock (with
+    /// the lock taken, this test would wait until its time limit).
+    @Test(.timeLimit(.minutes(1))) func anAbsentFileIsAnsweredWithoutTheLock() async throws {
+        let store = try self.store()
+        let lock = open(storePath + "/.lock", O_RDWR)
+        defer { close(lock) }
+        #expect(flock(lock, LOCK_EX) == 0)
+        #expect(try await store.load(identity: "podio") == nil)
+        #expect(try await store.isLoggedOut(identity: "podio") == false)
+        flock(lock, LOCK_UN)
+    }
+
     @Test func twoStoresWritingAtOnceNeverLeaveAPartialFile() async throws {
         let key = try testStoreKey()
         let stores = [try store(key: key), try store(key: key)]
