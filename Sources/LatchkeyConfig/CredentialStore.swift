@@ -172,7 +172,7 @@ public final class CredentialStore: Sendable {
 
     /// Like `reloadIfChanged()`, also returning the files that could not be read. `now`:
     /// seconds since the epoch, for what counts as changed too recently to trust.
-    public func reload(now: Int64 = Int64(Date().timeIntervalSince1970)) -> CredentialReload {
+    public func reload(now: Int64 = FileSignature.now) -> CredentialReload {
         var updates: [String: String] = [:]
         var failures: [String: String] = [:]
         watched.withLock { watched in

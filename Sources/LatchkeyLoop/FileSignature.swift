@@ -42,9 +42,15 @@ public struct FileSignature: Equatable, Sendable {
     /// could leave the signature unchanged (git's "racily clean" problem): such a file is
     /// read again on the next pass until it has aged.
     public var isRecent: Bool {
+        isRecent(at: Self.now)
+    }
+
+    /// The seconds since the epoch that `isRecent(at:)` compares with: the file system's
+    /// clock.
+    public static var now: Int64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        return isRecent(at: Int64(now.tv_sec))
+        return Int64(now.tv_sec)
     }
 
     /// `isRecent` at `now` (seconds since the epoch), for callers with a clock of their own.

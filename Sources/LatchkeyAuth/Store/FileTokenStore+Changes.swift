@@ -1,4 +1,3 @@
-import Foundation
 import LatchkeyLoop
 
 extension FileTokenStore {
@@ -11,7 +10,7 @@ extension FileTokenStore {
     /// While that stands still, only the files too recent to trust and the identities not
     /// seen yet are looked at: 10,000 identities were 10,000 stats a second otherwise.
     /// `now`: seconds since the epoch, for what counts as too recent.
-    func poll(_ identities: [String], now: Int64 = Int64(Date().timeIntervalSince1970)) -> [String: StoreChange] {
+    func poll(_ identities: [String], now: Int64 = FileSignature.now) -> [String: StoreChange] {
         let directory = FileSignature(path: files.path)
         let directoryUnchanged = directorySeen.withLock { seen in
             defer { seen = DirectorySeen(signature: directory, recheck: directory?.isRecent(at: now) ?? true) }

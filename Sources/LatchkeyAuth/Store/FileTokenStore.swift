@@ -221,11 +221,11 @@ public final class FileTokenStore: WatchableTokenStore {
         return TokenStoreError(.corrupt, "\(error.message); moved it aside to \(target)")
     }
 
-    /// `now`: seconds since the epoch, for what counts as too recent (the clock's when nil).
-    func remember(_ identity: String, _ snapshot: Snapshot, at now: Int64? = nil) {
-        let recent = snapshot.signature.map { signature in now.map(signature.isRecent(at:)) ?? signature.isRecent } ?? false
+    /// `now`: seconds since the epoch, for what counts as too recent.
+    func remember(_ identity: String, _ snapshot: Snapshot, at now: Int64 = FileSignature.now) {
         known.withLock {
-            $0[identity] = KnownEntry(signature: snapshot.signature, recheck: recent, record: snapshot.record)
+            $0[identity] = KnownEntry(signature: snapshot.signature, recheck: snapshot.signature?.isRecent(at: now) ?? false,
+                                      record: snapshot.record)
         }
     }
 }
