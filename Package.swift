@@ -11,10 +11,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
-        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
-        // C modules: Linux headers Swift cannot see, libcurl, OpenSSL and hiredis, and
+        // C modules: Linux headers Swift cannot see, libcurl, OpenSSL, hiredis and libyaml, and
         // fixed-arity wrappers for the C variadics and macros Swift cannot call.
         .target(name: "CLinux"),
         .systemLibrary(
@@ -36,6 +35,11 @@ let package = Package(
         .systemLibrary(
             name: "CHiredis",
             providers: [.apt(["libhiredis-dev"])]
+        ),
+        .systemLibrary(
+            name: "CYAML",
+            pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"])]
         ),
 
         // Pure HTTP/1.1 codec: bytes in, events out. No sockets, no clocks.
@@ -71,8 +75,8 @@ let package = Package(
             name: "LatchkeyConfig",
             dependencies: [
                 "LatchkeyLoop", "LatchkeySystem", "LatchkeyUpstream", "LatchkeyLogging", "LatchkeyTLS",
+                "CYAML",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Yams", package: "Yams"),
             ]
         ),
         // Identities, grants and the token lifecycle: the control plane.

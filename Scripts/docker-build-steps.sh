@@ -86,7 +86,7 @@ echo "     dynamic libraries: $(echo $needed)"
 check "no Swift runtime library linked dynamically" \
     bash -c '! grep -qE "^lib(swift|Foundation|dispatch|BlocksRuntime|_Foundation)" <<<"$1"' _ "$needed"
 check "ldd resolves every library" bash -c '! ldd "$1" | grep -q "not found"' _ "$out"
-unexpected=$(grep -vE '^(libc|libm|libdl|libpthread|librt|libutil|libgcc_s|libstdc\+\+|libcurl|libssl|libcrypto|libz|libhiredis|ld-linux[-a-z0-9_]*)\.so' <<<"$needed" || true)
+unexpected=$(grep -vE '^(libc|libm|libdl|libpthread|librt|libutil|libgcc_s|libstdc\+\+|libcurl|libssl|libcrypto|libz|libhiredis|libyaml-0|ld-linux[-a-z0-9_]*)\.so' <<<"$needed" || true)
 check "every library comes with the runtime packages (${unexpected:-none unexpected})" test -z "$unexpected"
 
 # The HEALTHCHECK command, run as written but against a free port.

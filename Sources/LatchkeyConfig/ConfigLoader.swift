@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Yams
 
 /// Reads a YAML config into a validated `Config`, or throws every problem it has.
 ///
@@ -51,15 +50,14 @@ public enum ConfigLoader {
     public static func load(
         yaml: String, sourceName: String, baseDirectory: String? = nil, options: Options = .init()
     ) throws(ConfigErrors) -> Config {
-        let root: Node
-        do {
-            // No tag rules: Yams resolves the tag of every mapping key it checks for
-            // duplicates, by up to seven regular expressions each, which was a third of the
-            // time to load 10,000 routes. The validator reads scalars as text and types
-            // them itself; only JSON values are typed by those rules (`jsonScalar`).
-            root = try Parser(yaml: yaml, resolver: .basic).singleRoot() ?? Node("")
+        let root: YAMLNode
+        do throws(YAMLSyntaxError) {
+            root = try YAMLComposer.compose(yaml)
         } catch {
-            throw ConfigErrors([syntaxProblem(error, file: sourceName)])
+            throw ConfigErrors([ConfigProblem(
+                file: sourceName, line: error.mark?.line, column: error.mark?.column, path: "",
+                message: "YAML syntax error: " + error.message
+            )])
         }
         let shapes = ShapeProblems()
         var validator = ConfigValidator(options: .init(
@@ -87,34 +85,6 @@ public enum ConfigLoader {
         guard data.count <= maxFileBytes else { throw SecretError("larger than \(maxFileBytes) bytes") }
         return String(decoding: data, as: UTF8.self)
     }
-
-    /// libyaml's message and mark. `context.text` of a duplicate-key error is the whole
-    /// document, so it is never printed.
-    private static func syntaxProblem(_ error: any Error, file: String) -> ConfigProblem {
-        func problem(_ mark: Mark?, _ message: String) -> ConfigProblem {
-            problemAt(mark?.line, mark?.column, message)
-        }
-        func problemAt(_ line: Int?, _ column: Int?, _ message: String) -> ConfigProblem {
-            ConfigProblem(file: file, line: line, column: column, path: "", message: "YAML syntax error: " + message)
-        }
-        guard let yamlError = error as? YamlError else { return problem(nil, "cannot parse") }
-        switch yamlError {
-        case .scanner(let context, let message, let mark, _), .parser(let context, let message, let mark, _),
-             .composer(let context, let message, let mark, _):
-            return problem(mark, message + (context.map { " (\($0.text) at line \($0.mark.line))" } ?? ""))
-        case .duplicatedKeysInMapping(let duplicates, let context):
-            let keys = duplicates.map { ConfigSyntax.quoted($0) }.joined(separator: ",")
-            return problem(context.mark, "duplicate key\(keys) in a mapping")
-        case .reader(let message, let offset, _, let yaml):
-            guard let offset else { return problem(nil, message) }
-            let prefix = yaml.prefix(offset)
-            let line = prefix.reduce(1) { $1 == "\n" ? $0 + 1 : $0 }
-            let column = prefix.count - (prefix.lastIndex(of: "\n").map { prefix.distance(from: prefix.startIndex, to: $0) + 1 } ?? 0) + 1
-            return problemAt(line, column, message)
-        default:
-            return problem(nil, "cannot parse")
-        }
-    }
 }
 
 /// Where each path of the document sits, from the marks libyaml records on nodes.
@@ -124,34 +94,32 @@ struct NodeIndex {
     }
 
     struct Entry {
-        var keyMark: Mark?
-        var valueMark: Mark?
+        var keyMark: YAMLMark?
+        var valueMark: YAMLMark?
         var kind: Kind
     }
 
     private var entries: [ConfigPath: Entry] = [:]
 
-    init(root: Node) {
+    init(root: YAMLNode) {
         add(root, at: .root, keyMark: nil)
     }
 
-    private mutating func add(_ node: Node, at path: ConfigPath, keyMark: Mark?) {
-        switch node {
+    private mutating func add(_ node: YAMLNode, at path: ConfigPath, keyMark: YAMLMark?) {
+        switch node.content {
         case .mapping(let mapping):
             entries[path] = Entry(keyMark: keyMark, valueMark: node.mark, kind: .mapping)
-            for (key, value) in mapping {
-                guard let name = key.string else { continue }
-                add(value, at: path / name, keyMark: key.mark)
+            for (key, value) in zip(mapping.keys, mapping.values) {
+                guard case .scalar(let name) = key.content else { continue }
+                add(value, at: path / name.text, keyMark: key.mark)
             }
         case .sequence(let sequence):
             entries[path] = Entry(keyMark: keyMark, valueMark: node.mark, kind: .sequence)
             for (offset, element) in sequence.enumerated() {
                 add(element, at: path[offset], keyMark: element.mark)
             }
-        case .scalar:
-            entries[path] = Entry(keyMark: keyMark, valueMark: node.mark, kind: ConfigNode.isNull(node) ? .null : .scalar)
-        case .alias:
-            entries[path] = Entry(keyMark: keyMark, valueMark: node.mark, kind: .scalar)
+        case .scalar(let scalar):
+            entries[path] = Entry(keyMark: keyMark, valueMark: node.mark, kind: scalar.isNull ? .null : .scalar)
         }
     }
 
@@ -161,7 +129,7 @@ struct NodeIndex {
         var seen: Set<String> = []
         var placed: [ConfigProblem] = []
         for problem in pending {
-            var mark: Mark?
+            var mark: YAMLMark?
             var cursor: ConfigPath? = problem.path
             var exact = true
             while let path = cursor, mark == nil {

@@ -1,14 +1,11 @@
-import Yams
-
 /// A mapping of the document with known keys: each value is read by key, with its type,
 /// where the validator uses it. A key whose value is null counts as absent.
 struct ConfigMapping {
     /// The keys, merge keys expanded, and their values at the same indices
-    /// (`ConfigNode.merged`); for a key given twice, the last value counts. Apart: a search
-    /// of `(key, value)` pairs copied each pair it passed, node tree and all, which was a
-    /// tenth of loading a configuration of 10,000 routes.
+    /// (`ConfigNode.merged`); for a key given twice (through a merge key), the last value
+    /// counts.
     let keys: [String]
-    let values: [Node]
+    let values: [YAMLNode]
     let path: ConfigPath
     let problems: ShapeProblems
 

@@ -1,35 +1,25 @@
-import Yams
-
 extension ConfigNode {
     static let jsonScalarExpectation = "a string, number, true, false or null"
 
-    /// The node's type as YAML's core schema has it: `3` an int, `"3"` or `!!str 3` a string.
-    /// The document is parsed with no tag rules (`ConfigLoader`), so a plain scalar's tag is
-    /// still the implicit one here (nothing hashes a value, which would resolve it): the
-    /// default rules' regular expressions type the few scalars that JSON bodies need typed.
-    var yamlType: Tag.Name {
-        Resolver.default.resolveTag(of: node)
-    }
-
     /// A YAML scalar as the JSON value it reads as: plain `true`, `3`, `1.5`, `null` are
-    /// typed as YAML's core schema types them; quoted scalars are strings.
+    /// typed by YAML's types (`YAMLScalarType`); quoted scalars are strings.
     func jsonScalar() -> JSONValue? {
-        guard case .scalar(let scalar) = node else {
+        guard case .scalar(let scalar) = content else {
             problems.wrongType(path, expected: Self.jsonScalarExpectation)
             return nil
         }
-        switch yamlType {
+        switch scalar.type {
         case .null: return .null
-        case .bool: return Bool.construct(from: scalar).map(JSONValue.bool)
-        case .int: return Int.construct(from: scalar).map { .number(Double($0)) }
+        case .bool: return scalar.bool.map(JSONValue.bool)
+        case .int: return scalar.int.map { .number(Double($0)) }
         case .float:
             // JSON has no infinity or NaN (RFC 8259 §6).
-            guard let number = Double.construct(from: scalar), number.isFinite else {
+            guard let number = scalar.double, number.isFinite else {
                 problems.invalid(path, "not a finite number", expected: Self.jsonScalarExpectation)
                 return nil
             }
             return .number(number)
-        default: return .string(scalar.string)
+        case .string: return .string(scalar.text)
         }
     }
 

@@ -1,11 +1,9 @@
-import Yams
-
 /// A node of the YAML document and its place in it. The validator reads the document
 /// through these: each value is read where it is used, and each problem with its shape
 /// (a list where a string belongs, an unknown key) is recorded with the node's path, by
 /// which the loader finds its line.
 struct ConfigNode {
-    let node: Node
+    let node: YAMLNode
     let problems: ShapeProblems
     /// The path is made when it is asked for, mostly for a problem: most values are read
     /// once and are fine, and making each one's path was 2% of loading 10,000 routes.
@@ -16,7 +14,7 @@ struct ConfigNode {
         last.map { parent.appending($0) } ?? parent
     }
 
-    init(node: Node, path: ConfigPath, problems: ShapeProblems) {
+    init(node: YAMLNode, path: ConfigPath, problems: ShapeProblems) {
         self.node = node
         self.problems = problems
         parent = path
@@ -24,37 +22,35 @@ struct ConfigNode {
     }
 
     /// The node at `component` of `parent`.
-    init(node: Node, in parent: ConfigPath, at component: ConfigPath.Component, problems: ShapeProblems) {
+    init(node: YAMLNode, in parent: ConfigPath, at component: ConfigPath.Component, problems: ShapeProblems) {
         self.node = node
         self.problems = problems
         self.parent = parent
         last = component
     }
 
-    /// YAML's null: a plain empty, `~` or `null` scalar. A key with a null value counts as
-    /// absent, as an optional field would.
-    static func isNull(_ node: Node) -> Bool {
-        guard case .scalar(let scalar) = node, scalar.style == .plain || scalar.style == .any else { return false }
-        switch scalar.string {
-        case "", "~", "null", "Null", "NULL": return true
-        default: return false
-        }
+    var content: YAMLNode.Content { node.content }
+
+    /// YAML's null (`YAMLScalar.isNull`).
+    static func isNull(_ node: YAMLNode) -> Bool {
+        guard case .scalar(let scalar) = node.content else { return false }
+        return scalar.isNull
     }
 
     /// A scalar's text, whatever it looks like (`8080` reads as "8080").
     func string(expected: String = "a string") -> String? {
-        guard case .scalar(let scalar) = node else {
+        guard case .scalar(let scalar) = content else {
             problems.wrongType(path, expected: expected)
             return nil
         }
-        return scalar.string
+        return scalar.text
     }
 
-    /// YAML 1.1 integers, as Yams reads them (`0x1F`, `1_000`).
-    func int() -> Int? { scalar(Int.construct, expected: "an integer") }
+    /// A YAML 1.1 integer (`8080`, `0x1F`, `1_000`).
+    func int() -> Int? { scalar(\.int, expected: "an integer") }
 
     /// `true`/`false` and YAML 1.1's `yes`/`no`/`on`/`off`, unquoted.
-    func bool() -> Bool? { scalar(Bool.construct, expected: "true or false") }
+    func bool() -> Bool? { scalar(\.bool, expected: "true or false") }
 
     func duration() -> Duration? {
         guard let text = string(expected: ConfigScalars.durationExpectation) else { return nil }
@@ -80,7 +76,7 @@ struct ConfigNode {
     ///   - extensionPrefix: keys starting with it are ignored (`x-` at the top level, as in
     ///     Compose files, to hold YAML anchors).
     func mapping(_ keys: [String], expected: String, extensionPrefix: String? = nil) -> ConfigMapping? {
-        guard case .mapping(let mapping) = node else {
+        guard case .mapping(let mapping) = content else {
             problems.wrongType(path, expected: expected)
             return nil
         }
@@ -95,7 +91,7 @@ struct ConfigNode {
 
     /// The node as a list, each element with its index in the document.
     func list() -> [ConfigNode]? {
-        guard case .sequence(let sequence) = node else {
+        guard case .sequence(let sequence) = content else {
             problems.wrongType(path, expected: "a list")
             return nil
         }
@@ -106,13 +102,13 @@ struct ConfigNode {
     /// A mapping whose keys the user chooses (credential and identity names), in document
     /// order; a name given twice (through a merge key) keeps its last value.
     func entries() -> [(name: String, node: ConfigNode)]? {
-        guard case .mapping(let mapping) = node else {
+        guard case .mapping(let mapping) = content else {
             problems.wrongType(path, expected: "a mapping of names to entries")
             return nil
         }
         let (keys, values) = Self.merged(mapping)
         var names: [String] = []
-        var byName: [String: Node] = [:]
+        var byName: [String: YAMLNode] = [:]
         byName.reserveCapacity(keys.count)
         for (key, value) in zip(keys, values) where byName.updateValue(value, forKey: key) == nil {
             names.append(key)
@@ -131,46 +127,41 @@ struct ConfigNode {
         list()?.enumerated().compactMap { index, element in element.int().map { (index, $0) } }
     }
 
-    private func scalar<T>(_ construct: (Node.Scalar) -> T?, expected: String) -> T? {
-        guard case .scalar(let scalar) = node, let value = construct(scalar) else {
+    private func scalar<T>(_ read: (YAMLScalar) -> T?, expected: String) -> T? {
+        guard case .scalar(let scalar) = content, let value = read(scalar) else {
             problems.wrongType(path, expected: expected)
             return nil
         }
         return value
     }
 
-    /// The mapping's keys and their values at the same indices, merge keys (a plain `<<`,
-    /// as Yams' resolver has it: `<<: *defaults`) expanded, as YAML 1.1's merge type says:
-    /// the merged pairs first, so that the mapping's own keys override them. Keys that are
-    /// not scalars are left out: no config key is one.
-    ///
-    /// Read by index, each pair once: iterating a `Node.Mapping` copies all its pairs into
-    /// an array first, and a list of `(key, value)` pairs made here copied them again for
-    /// every search of it.
-    static func merged(_ mapping: Node.Mapping) -> (keys: [String], values: [Node]) {
+    /// The mapping's keys and their values at the same indices, merge keys (a plain `<<`:
+    /// `<<: *defaults`) expanded, as YAML 1.1's merge type says: the merged pairs first, so
+    /// that the mapping's own keys override them. Keys that are not scalars are left out:
+    /// no config key is one.
+    static func merged(_ mapping: YAMLMapping) -> (keys: [String], values: [YAMLNode]) {
         var keys: [String] = []
-        var values: [Node] = []
-        keys.reserveCapacity(mapping.count)
-        values.reserveCapacity(mapping.count)
-        var merges: [Node.Mapping] = []
-        for index in mapping.indices {
-            let (key, value) = mapping[index]
-            guard case .scalar(let scalar) = key else { continue }
-            guard scalar.style == .plain, scalar.string == "<<" else {
-                keys.append(scalar.string)
+        var values: [YAMLNode] = []
+        keys.reserveCapacity(mapping.keys.count)
+        values.reserveCapacity(mapping.keys.count)
+        var merges: [YAMLMapping] = []
+        for (key, value) in zip(mapping.keys, mapping.values) {
+            guard case .scalar(let scalar) = key.content else { continue }
+            guard scalar.isPlain, scalar.text == "<<" else {
+                keys.append(scalar.text)
                 values.append(value)
                 continue
             }
-            switch value {
+            switch value.content {
             case .mapping(let inner): merges.append(inner)
             // Earlier mappings in the list take precedence over later ones.
-            case .sequence(let sequence): for case .mapping(let inner) in sequence.reversed() { merges.append(inner) }
+            case .sequence(let sequence): for case .mapping(let inner) in sequence.reversed().map(\.content) { merges.append(inner) }
             default: break
             }
         }
         guard !merges.isEmpty else { return (keys, values) }
         var mergedKeys: [String] = []
-        var mergedValues: [Node] = []
+        var mergedValues: [YAMLNode] = []
         for inner in merges {
             let (innerKeys, innerValues) = merged(inner)
             mergedKeys += innerKeys

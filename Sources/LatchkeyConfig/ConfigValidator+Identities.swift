@@ -160,8 +160,8 @@ extension ConfigValidator {
                 continue
             }
             // A plain string, or a secret mapping.
-            if case .scalar(let scalar) = value.node {
-                parameters.append(.init(name: name, value: .literal(scalar.string)))
+            if case .scalar(let scalar) = value.content {
+                parameters.append(.init(name: name, value: .literal(scalar.text)))
             } else if let secret = Self.secretMapping(value), let source = secretSource(secret) {
                 parameters.append(.init(name: name, value: .secret(source)))
             }

@@ -1,5 +1,3 @@
-import Yams
-
 extension ConfigValidator {
     /// A template of a recipe and its place, checked once every step's captures are known
     /// (a step may only name those of the steps before it).
@@ -74,7 +72,7 @@ extension ConfigValidator {
         switch (raw.node("json"), raw.node("form")) {
         case (nil, nil): break
         case (let json?, nil):
-            if case .scalar = json.node {
+            if case .scalar = json.content {
                 json.problems.wrongType(json.path, expected: "a mapping or a list, the JSON body")
             } else if let body = recipeJSONBody(json, step: step, templates: &templates) {
                 request.body = .json(body)
@@ -111,7 +109,7 @@ extension ConfigValidator {
     /// A JSON body as written: strings are templates, other scalars literal values,
     /// mappings and lists nest, members keep their order.
     private mutating func recipeJSONBody(_ node: ConfigNode, step: Int?, templates: inout [RecipeTemplateUse]) -> RecipeJSONBody? {
-        switch node.node {
+        switch node.content {
         case .mapping:
             if Self.isUnquotedPlaceholder(node) { return recipeTemplate(node, step: step, templates: &templates).map(RecipeJSONBody.string) }
             let members = node.entries() ?? []
@@ -119,7 +117,7 @@ extension ConfigValidator {
             return .object(values)
         case .sequence:
             return .array((node.list() ?? []).compactMap { recipeJSONBody($0, step: step, templates: &templates) })
-        case .scalar where node.yamlType == .str:
+        case .scalar(let scalar) where scalar.type == .string:
             return recipeTemplate(node, step: step, templates: &templates).map(RecipeJSONBody.string)
         default:
             return node.jsonScalar().map(RecipeJSONBody.literal)
@@ -145,9 +143,10 @@ extension ConfigValidator {
 
     /// `{secrets.password}` unquoted: YAML reads a flow mapping whose one key has no value.
     private static func isUnquotedPlaceholder(_ node: ConfigNode) -> Bool {
-        guard case .mapping(let mapping) = node.node, mapping.count == 1, let (key, value) = mapping.first,
-              case .scalar(let name) = key, case .scalar(let empty) = value, empty.string.isEmpty, empty.style == .plain else { return false }
-        return (try? RecipeTemplate(parsing: "{\(name.string)}")) != nil
+        guard case .mapping(let mapping) = node.content, mapping.keys.count == 1,
+              case .scalar(let name) = mapping.keys[0].content, case .scalar(let empty) = mapping.values[0].content,
+              empty.text.isEmpty, empty.isPlain else { return false }
+        return (try? RecipeTemplate(parsing: "{\(name.text)}")) != nil
     }
 
     private mutating func validateRecipeExpectation(_ raw: ConfigMapping) -> RecipeExpectation {
@@ -155,7 +154,7 @@ extension ConfigValidator {
         if let node = raw.node("status") {
             // One status, or a list of them.
             var elements = [node]
-            if case .sequence(let list) = node.node {
+            if case .sequence(let list) = node.content {
                 elements = node.list() ?? []
                 if list.isEmpty { diagnostics.error(node.path, "empty list", expected: "statuses such as [200]; omit the key for any 2xx") }
             }

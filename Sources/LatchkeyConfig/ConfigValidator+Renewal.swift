@@ -10,7 +10,7 @@ extension ConfigValidator {
             // The index of each status's first entry, plain or with a body match.
             var plain: [Int: Int] = [:], matched: [Int: Int] = [:]
             for (index, entry) in entries.enumerated() {
-                if case .mapping = entry.node {
+                if case .mapping = entry.content {
                     guard let match = validateRenewalBodyMatch(entry) else { continue }
                     renewal.bodyMatches.append(match)
                     matched[match.status] = matched[match.status] ?? index
@@ -50,7 +50,7 @@ extension ConfigValidator {
             return nil
         }
         guard let fields = json.jsonFieldMatches() else { return nil }
-        if case .mapping(let mapping) = json.node, mapping.isEmpty {
+        if case .mapping(let mapping) = json.content, mapping.keys.isEmpty {
             diagnostics.error(json.path, "no fields", expected: "the JSON fields the body must hold, such as status_code: 3")
         }
         return checkRenewalStatus(status, at: node.path / "status") ? RenewalBodyMatch(status: status, fields: fields) : nil

@@ -1,6 +1,5 @@
 import LatchkeyHTTP
 import LatchkeyUpstream
-import Yams
 
 extension ConfigValidator {
     /// Host names every listener accepts without configuration.
@@ -264,8 +263,8 @@ extension ConfigValidator {
     /// its `engine`.
     mutating func validateUpstream(_ node: ConfigNode, ofRoute: Bool = false) -> UpstreamConfig? {
         let path = node.path
-        if case .scalar(let scalar) = node.node {
-            return validateUpstream(url: scalar.string, at: path, long: nil)
+        if case .scalar(let scalar) = node.content {
+            return validateUpstream(url: scalar.text, at: path, long: nil)
         }
         guard let raw = node.mapping(ConfigKeys.upstream, expected: "a URL, or a mapping with url and TLS or timeout settings") else { return nil }
         guard let url = raw.string("url") else {

@@ -104,8 +104,8 @@ struct ConfigLoaderTests {
                 upstream: https://example.org
             """)
         #expect(problems.count == 1)
-        #expect(problems.first?.message.contains("duplicate key 'upstream'") == true)
-        #expect(problems.first?.line == 3)
+        #expect(problems.first?.message.contains("duplicate key 'upstream' in a mapping (first at line 3)") == true)
+        #expect(problems.first?.line == 4)
     }
 
     @Test func emptyDocumentNeedsRoutes() {

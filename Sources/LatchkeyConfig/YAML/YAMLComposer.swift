@@ -1,0 +1,207 @@
+import CYAML
+
+/// A document that is not well-formed YAML, with libyaml's message and the place it gives.
+struct YAMLSyntaxError: Error {
+    var message: String
+    var mark: YAMLMark?
+}
+
+/// Composes libyaml's events into one document's nodes.
+///
+/// Yams' composer, which this replaces, was half of loading 10,000 routes: an object per
+/// event and per tag, and every mapping's keys hashed as whole nodes to find duplicates.
+/// Here an event is parsed into one reused record, a scalar's text is copied once, and a
+/// mapping's keys are compared as text.
+///
+/// Besides syntax, two limits keep a hostile file from exhausting the process: nesting
+/// deeper than `maxDepth` (each level is a frame of this recursive descent), and aliases
+/// that stand for more than `maxAliasedNodes` nodes in all (a "billion laughs" document is
+/// a few lines of aliases naming each other, and every reader of the tree walks what they
+/// stand for).
+final class YAMLComposer {
+    static let maxDepth = 512
+    static let maxAliasedNodes = 1_000_000
+
+    private var parser = yaml_parser_t()
+    private var event = yaml_event_t()
+    private var hasEvent = false
+    /// Anchored nodes with the number of nodes each stands for.
+    private var anchors: [String: (node: YAMLNode, size: Int)] = [:]
+    private var aliasedNodes = 0
+    /// The document's bytes, for placing a reader's error.
+    private var input = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
+
+    /// The single document of `text`: `YAMLNode.empty` when there is none, an error when
+    /// there are more than one.
+    static func compose(_ text: String) throws(YAMLSyntaxError) -> YAMLNode {
+        var utf8 = text
+        return try utf8.withUTF8 { bytes in
+            Result { () throws(YAMLSyntaxError) in try YAMLComposer().document(bytes) }
+        }.get()
+    }
+
+    private init() {}
+
+    deinit {
+        if hasEvent { yaml_event_delete(&event) }
+        yaml_parser_delete(&parser)
+    }
+
+    private func document(_ bytes: UnsafeBufferPointer<UInt8>) throws(YAMLSyntaxError) -> YAMLNode {
+        guard yaml_parser_initialize(&parser) == 1 else { throw YAMLSyntaxError(message: "out of memory") }
+        yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING)
+        input = bytes
+        yaml_parser_set_input_string(&parser, bytes.baseAddress, bytes.count)
+        try next()  // the stream's start
+        try next()
+        if event.type == YAML_STREAM_END_EVENT { return .empty }
+        try next()  // past the document's start
+        let root = try node(depth: 0).node
+        try next()  // the document's end
+        try next()
+        guard event.type == YAML_STREAM_END_EVENT else {
+            throw YAMLSyntaxError(message: "more than one document in the file", mark: mark())
+        }
+        return root
+    }
+
+    /// Parses the next event into `event`, releasing the one before.
+    private func next() throws(YAMLSyntaxError) {
+        if hasEvent { yaml_event_delete(&event) }
+        hasEvent = yaml_parser_parse(&parser, &event) == 1
+        guard hasEvent else { throw parserError() }
+    }
+
+    /// The node that starts with the current event, and how many nodes it stands for.
+    private func node(depth: Int) throws(YAMLSyntaxError) -> (node: YAMLNode, size: Int) {
+        let start = mark()
+        guard depth < Self.maxDepth else {
+            throw YAMLSyntaxError(message: "nested deeper than \(Self.maxDepth) levels", mark: start)
+        }
+        let composed: (node: YAMLNode, size: Int)
+        // Copied out now: the event that holds it is released before a collection ends.
+        let anchor: String?
+        switch event.type {
+        case YAML_ALIAS_EVENT:
+            let name = String(cString: event.data.alias.anchor)
+            guard let anchored = anchors[name] else {
+                throw YAMLSyntaxError(message: "the alias *\(Self.safe(name)) names no anchor before it", mark: start)
+            }
+            aliasedNodes += anchored.size
+            guard aliasedNodes <= Self.maxAliasedNodes else {
+                throw YAMLSyntaxError(message: "aliases stand for more than \(Self.maxAliasedNodes) nodes in all", mark: start)
+            }
+            return anchored
+        case YAML_SCALAR_EVENT:
+            let scalar = event.data.scalar
+            anchor = scalar.anchor.map { String(cString: $0) }
+            let text = String(decoding: UnsafeBufferPointer(start: scalar.value, count: scalar.length), as: UTF8.self)
+            composed = (YAMLNode(content: .scalar(YAMLScalar(
+                text: text, quoted: scalar.style != YAML_PLAIN_SCALAR_STYLE, tag: scalar.tag.map { String(cString: $0) }
+            )), mark: start), 1)
+        case YAML_SEQUENCE_START_EVENT:
+            anchor = event.data.sequence_start.anchor.map { String(cString: $0) }
+            composed = try sequence(at: start, depth: depth)
+        case YAML_MAPPING_START_EVENT:
+            anchor = event.data.mapping_start.anchor.map { String(cString: $0) }
+            composed = try mapping(at: start, depth: depth)
+        default:
+            throw YAMLSyntaxError(message: "unexpected event \(event.type.rawValue)", mark: start)
+        }
+        // Registered once whole, so that a node cannot contain an alias of itself; a later
+        // anchor of the same name replaces it, as YAML says.
+        if let anchor { anchors[anchor] = composed }
+        return composed
+    }
+
+    private func sequence(at start: YAMLMark, depth: Int) throws(YAMLSyntaxError) -> (node: YAMLNode, size: Int) {
+        var elements: [YAMLNode] = []
+        var size = 1
+        try next()
+        while event.type != YAML_SEQUENCE_END_EVENT {
+            let element = try node(depth: depth + 1)
+            elements.append(element.node)
+            size += element.size
+            try next()
+        }
+        return (YAMLNode(content: .sequence(elements), mark: start), size)
+    }
+
+    private func mapping(at start: YAMLMark, depth: Int) throws(YAMLSyntaxError) -> (node: YAMLNode, size: Int) {
+        var mapping = YAMLMapping()
+        var written = WrittenKeys()
+        var size = 1
+        try next()
+        while event.type != YAML_MAPPING_END_EVENT {
+            let key = try node(depth: depth + 1)
+            try written.insert(key.node)
+            try next()
+            let value = try node(depth: depth + 1)
+            mapping.keys.append(key.node)
+            mapping.values.append(value.node)
+            size += key.size + value.size
+            try next()
+        }
+        return (YAMLNode(content: .mapping(mapping), mark: start), size)
+    }
+
+    private func mark() -> YAMLMark {
+        YAMLMark(line: event.start_mark.line + 1, column: event.start_mark.column + 1)
+    }
+
+    private func parserError() -> YAMLSyntaxError {
+        let problem = parser.problem.map { String(cString: $0) } ?? "cannot parse"
+        switch parser.error {
+        case YAML_MEMORY_ERROR:
+            return YAMLSyntaxError(message: "out of memory")
+        case YAML_READER_ERROR:
+            // The reader gives a byte offset, not a line: counted here.
+            let before = input.prefix(parser.problem_offset)
+            let lineStart = before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
+            let line = before.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+            return YAMLSyntaxError(message: problem, mark: YAMLMark(line: line, column: before.count - lineStart + 1))
+        default:
+            let context = parser.context.map { " (\(String(cString: $0)) at line \(parser.context_mark.line + 1))" } ?? ""
+            let place = parser.problem_mark
+            return YAMLSyntaxError(message: problem + context, mark: YAMLMark(line: place.line + 1, column: place.column + 1))
+        }
+    }
+
+    /// An anchor's name in a message only when it is safe to print.
+    private static func safe(_ name: String) -> String {
+        ConfigSyntax.isSafeToEcho(name) ? name : "…"
+    }
+}
+
+/// The scalar keys of one mapping so far, to find one written twice: YAML forbids it, and
+/// either reading (the first wins, the last wins) would hide a mistake. Compared as text,
+/// so `port` and `"port"` are the same key. Most mappings have a few keys, searched in
+/// order; one that names thousands of entries (credentials, identities) is hashed.
+private struct WrittenKeys {
+    private static let searchedUpTo = 16
+
+    private var listed: [(text: String, mark: YAMLMark)] = []
+    private var hashed: [String: YAMLMark] = [:]
+
+    /// Reports the key at its second place, naming the first.
+    mutating func insert(_ key: YAMLNode) throws(YAMLSyntaxError) {
+        guard case .scalar(let scalar) = key.content else { return }
+        let earlier: YAMLMark?
+        if listed.count < Self.searchedUpTo {
+            earlier = listed.first { $0.text == scalar.text }?.mark
+            if earlier == nil { listed.append((scalar.text, key.mark)) }
+            if listed.count == Self.searchedUpTo {
+                hashed = Dictionary(uniqueKeysWithValues: listed.map { ($0.text, $0.mark) })
+            }
+        } else {
+            earlier = hashed[scalar.text]
+            if earlier == nil { hashed[scalar.text] = key.mark }
+        }
+        if let earlier {
+            throw YAMLSyntaxError(
+                message: "duplicate key\(ConfigSyntax.quoted(scalar.text)) in a mapping (first at line \(earlier.line))",
+                mark: key.mark
+            )
+        }
+    }
+}

@@ -1,0 +1,39 @@
+/// Where a node starts in the document, counted from 1 as editors count.
+public struct YAMLMark: Sendable, Equatable {
+    public var line: Int
+    public var column: Int
+}
+
+/// A node of a YAML document as libyaml reads it, before any value is typed: scalars are
+/// text with the style they were written in and their explicit tag, if any. Aliases are
+/// already replaced by the node their anchor names.
+struct YAMLNode: Sendable {
+    enum Content: Sendable {
+        case scalar(YAMLScalar)
+        case sequence([YAMLNode])
+        case mapping(YAMLMapping)
+    }
+
+    var content: Content
+    var mark: YAMLMark
+
+    /// The empty document: a plain empty scalar, which reads as null.
+    static let empty = YAMLNode(content: .scalar(YAMLScalar(text: "", quoted: false, tag: nil)), mark: YAMLMark(line: 1, column: 1))
+}
+
+struct YAMLScalar: Sendable {
+    var text: String
+    /// Written in quotes or as a block (`|`, `>`): a string whatever it looks like.
+    var quoted: Bool
+    /// An explicit tag (`!!str 3`), expanded (`tag:yaml.org,2002:str`).
+    var tag: String?
+
+    /// Plain and untagged: the only kind YAML's rules type by its look.
+    var isPlain: Bool { !quoted && tag == nil }
+}
+
+/// A mapping's pairs in document order, keys and values at the same indices.
+struct YAMLMapping: Sendable {
+    var keys: [YAMLNode] = []
+    var values: [YAMLNode] = []
+}
