@@ -53,12 +53,12 @@ final class YAMLComposer {
         input = bytes
         yaml_parser_set_input_string(&parser, bytes.baseAddress, bytes.count)
         try next()  // the stream's start
-        try next()
+        try next()  // a document's start, or the stream's end
         if event.type == YAML_STREAM_END_EVENT { return .empty }
-        try next()  // past the document's start
+        try next()
         let root = try node(depth: 0).node
         try next()  // the document's end
-        try next()
+        try next()  // the stream's end, or another document
         guard event.type == YAML_STREAM_END_EVENT else {
             throw YAMLSyntaxError(message: "more than one document in the file", mark: mark())
         }
@@ -134,7 +134,7 @@ final class YAMLComposer {
         try next()
         while event.type != YAML_MAPPING_END_EVENT {
             let key = try node(depth: depth + 1)
-            try written.insert(key.node)
+            try written.check(key.node, after: mapping.keys)
             try next()
             let value = try node(depth: depth + 1)
             mapping.keys.append(key.node)
@@ -173,35 +173,38 @@ final class YAMLComposer {
     }
 }
 
-/// The scalar keys of one mapping so far, to find one written twice: YAML forbids it, and
-/// either reading (the first wins, the last wins) would hide a mistake. Compared as text,
-/// so `port` and `"port"` are the same key. Most mappings have a few keys, searched in
-/// order; one that names thousands of entries (credentials, identities) is hashed.
+/// Finds a scalar key written twice in one mapping: YAML forbids it, and either reading
+/// (the first wins, the last wins) would hide a mistake. Compared as text, so `port` and
+/// `"port"` are the same key. Most mappings have a few keys, searched in order; one that
+/// names thousands of entries (credentials, identities) is hashed from its 16th key on.
 private struct WrittenKeys {
     private static let searchedUpTo = 16
 
-    private var listed: [(text: String, mark: YAMLMark)] = []
     private var hashed: [String: YAMLMark] = [:]
 
-    /// Reports the key at its second place, naming the first.
-    mutating func insert(_ key: YAMLNode) throws(YAMLSyntaxError) {
+    /// Reports `key` at its place, naming the first; `earlier` are the mapping's keys so far.
+    mutating func check(_ key: YAMLNode, after earlier: [YAMLNode]) throws(YAMLSyntaxError) {
         guard case .scalar(let scalar) = key.content else { return }
-        let earlier: YAMLMark?
-        if listed.count < Self.searchedUpTo {
-            earlier = listed.first { $0.text == scalar.text }?.mark
-            if earlier == nil { listed.append((scalar.text, key.mark)) }
-            if listed.count == Self.searchedUpTo {
-                hashed = Dictionary(uniqueKeysWithValues: listed.map { ($0.text, $0.mark) })
-            }
+        let first: YAMLMark?
+        if earlier.count < Self.searchedUpTo {
+            first = earlier.first { Self.text($0) == scalar.text }?.mark
         } else {
-            earlier = hashed[scalar.text]
-            if earlier == nil { hashed[scalar.text] = key.mark }
+            if earlier.count == Self.searchedUpTo {
+                for node in earlier { if let text = Self.text(node) { hashed[text] = node.mark } }
+            }
+            first = hashed[scalar.text]
+            if first == nil { hashed[scalar.text] = key.mark }
         }
-        if let earlier {
+        if let first {
             throw YAMLSyntaxError(
-                message: "duplicate key\(ConfigSyntax.quoted(scalar.text)) in a mapping (first at line \(earlier.line))",
+                message: "duplicate key\(ConfigSyntax.quoted(scalar.text)) in a mapping (first at line \(first.line))",
                 mark: key.mark
             )
         }
+    }
+
+    private static func text(_ node: YAMLNode) -> String? {
+        guard case .scalar(let scalar) = node.content else { return nil }
+        return scalar.text
     }
 }
