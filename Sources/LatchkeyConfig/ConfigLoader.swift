@@ -109,9 +109,9 @@ struct NodeIndex {
         switch node.content {
         case .mapping(let mapping):
             entries[path] = Entry(keyMark: keyMark, valueMark: node.mark, kind: .mapping)
-            for (key, value) in zip(mapping.keys, mapping.values) {
-                guard case .scalar(let name) = key.content else { continue }
-                add(value, at: path / name.text, keyMark: key.mark)
+            for pair in mapping {
+                guard case .scalar(let name) = pair.key.content else { continue }
+                add(pair.value, at: path / name.text, keyMark: pair.key.mark)
             }
         case .sequence(let sequence):
             entries[path] = Entry(keyMark: keyMark, valueMark: node.mark, kind: .sequence)

@@ -139,20 +139,20 @@ struct ConfigNode {
     /// `<<: *defaults`) expanded, as YAML 1.1's merge type says: the merged pairs first, so
     /// that the mapping's own keys override them. Keys that are not scalars are left out:
     /// no config key is one.
-    static func merged(_ mapping: YAMLMapping) -> (keys: [String], values: [YAMLNode]) {
+    static func merged(_ mapping: [YAMLPair]) -> (keys: [String], values: [YAMLNode]) {
         var keys: [String] = []
         var values: [YAMLNode] = []
-        keys.reserveCapacity(mapping.keys.count)
-        values.reserveCapacity(mapping.keys.count)
-        var merges: [YAMLMapping] = []
-        for (key, value) in zip(mapping.keys, mapping.values) {
-            guard case .scalar(let scalar) = key.content else { continue }
+        keys.reserveCapacity(mapping.count)
+        values.reserveCapacity(mapping.count)
+        var merges: [[YAMLPair]] = []
+        for pair in mapping {
+            guard case .scalar(let scalar) = pair.key.content else { continue }
             guard scalar.isPlain, scalar.text == "<<" else {
                 keys.append(scalar.text)
-                values.append(value)
+                values.append(pair.value)
                 continue
             }
-            switch value.content {
+            switch pair.value.content {
             case .mapping(let inner): merges.append(inner)
             // Earlier mappings in the list take precedence over later ones.
             case .sequence(let sequence): for case .mapping(let inner) in sequence.reversed().map(\.content) { merges.append(inner) }

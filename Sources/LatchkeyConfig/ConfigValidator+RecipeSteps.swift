@@ -143,8 +143,8 @@ extension ConfigValidator {
 
     /// `{secrets.password}` unquoted: YAML reads a flow mapping whose one key has no value.
     private static func isUnquotedPlaceholder(_ node: ConfigNode) -> Bool {
-        guard case .mapping(let mapping) = node.content, mapping.keys.count == 1,
-              case .scalar(let name) = mapping.keys[0].content, case .scalar(let empty) = mapping.values[0].content,
+        guard case .mapping(let mapping) = node.content, mapping.count == 1,
+              case .scalar(let name) = mapping[0].key.content, case .scalar(let empty) = mapping[0].value.content,
               empty.text.isEmpty, empty.isPlain else { return false }
         return (try? RecipeTemplate(parsing: "{\(name.text)}")) != nil
     }

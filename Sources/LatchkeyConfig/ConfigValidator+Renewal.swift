@@ -50,7 +50,7 @@ extension ConfigValidator {
             return nil
         }
         guard let fields = json.jsonFieldMatches() else { return nil }
-        if case .mapping(let mapping) = json.content, mapping.keys.isEmpty {
+        if case .mapping(let mapping) = json.content, mapping.isEmpty {
             diagnostics.error(json.path, "no fields", expected: "the JSON fields the body must hold, such as status_code: 3")
         }
         return checkRenewalStatus(status, at: node.path / "status") ? RenewalBodyMatch(status: status, fields: fields) : nil

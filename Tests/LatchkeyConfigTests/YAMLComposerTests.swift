@@ -16,7 +16,7 @@ struct YAMLComposerTests {
         }
     }
 
-    private func mapping(_ node: YAMLNode) -> YAMLMapping? {
+    private func mapping(_ node: YAMLNode) -> [YAMLPair]? {
         guard case .mapping(let mapping) = node.content else { return nil }
         return mapping
     }
@@ -34,9 +34,9 @@ struct YAMLComposerTests {
               - "y"
             """)
         let top = try #require(mapping(root))
-        #expect(top.keys.compactMap(text) == ["b", "a"])
-        #expect(top.keys[1].mark == YAMLMark(line: 2, column: 1))
-        guard case .sequence(let list) = top.values[1].content else {
+        #expect(top.map(\.key).compactMap(text) == ["b", "a"])
+        #expect(top[1].key.mark == YAMLMark(line: 2, column: 1))
+        guard case .sequence(let list) = top[1].value.content else {
             Issue.record("not a list")
             return
         }
@@ -63,9 +63,9 @@ struct YAMLComposerTests {
             copy: *base
             """)
         let top = try #require(mapping(root))
-        let copy = try #require(mapping(top.values[1]))
-        #expect(copy.keys.compactMap(text) == ["timeout"])
-        #expect(copy.values.compactMap(text) == ["5s"])
+        let copy = try #require(mapping(top[1].value))
+        #expect(copy.map(\.key).compactMap(text) == ["timeout"])
+        #expect(copy.map(\.value).compactMap(text) == ["5s"])
     }
 
     @Test func aLaterAnchorOfTheSameNameReplacesTheEarlier() throws {
@@ -148,9 +148,9 @@ struct YAMLComposerTests {
 
     @Test func scalarsKeepTheirTagAndUnicode() throws {
         let top = try #require(mapping(try compose("n: !!str 3\nname: \"caf\\u00e9 ☕\"\n")))
-        guard case .scalar(let tagged) = top.values[0].content else { return }
+        guard case .scalar(let tagged) = top[0].value.content else { return }
         #expect(tagged.tag == "tag:yaml.org,2002:str")
         #expect(tagged.text == "3")
-        #expect(text(top.values[1]) == "café ☕")
+        #expect(text(top[1].value) == "café ☕")
     }
 }

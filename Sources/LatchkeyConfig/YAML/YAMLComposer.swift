@@ -22,9 +22,11 @@ final class YAMLComposer {
     static let maxDepth = 512
     static let maxAliasedNodes = 1_000_000
 
-    private var parser = yaml_parser_t()
-    private var event = yaml_event_t()
-    private var hasEvent = false
+    // libyaml's state behind pointers: a class's stored `var`s are checked for exclusive
+    // access at every use, which was a tenth of composing.
+    private let parser = UnsafeMutablePointer<yaml_parser_t>.allocate(capacity: 1)
+    /// The current event; a zeroed one deletes to nothing.
+    private let event = UnsafeMutablePointer<yaml_event_t>.allocate(capacity: 1)
     /// Anchored nodes with the number of nodes each stands for.
     private var anchors: [String: (node: YAMLNode, size: Int)] = [:]
     private var aliasedNodes = 0
@@ -40,26 +42,31 @@ final class YAMLComposer {
         }.get()
     }
 
-    private init() {}
+    private init() {
+        parser.initialize(to: yaml_parser_t())
+        event.initialize(to: yaml_event_t())
+    }
 
     deinit {
-        if hasEvent { yaml_event_delete(&event) }
-        yaml_parser_delete(&parser)
+        yaml_event_delete(event)
+        yaml_parser_delete(parser)
+        parser.deallocate()
+        event.deallocate()
     }
 
     private func document(_ bytes: UnsafeBufferPointer<UInt8>) throws(YAMLSyntaxError) -> YAMLNode {
-        guard yaml_parser_initialize(&parser) == 1 else { throw YAMLSyntaxError(message: "out of memory") }
-        yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING)
+        guard yaml_parser_initialize(parser) == 1 else { throw YAMLSyntaxError(message: "out of memory") }
+        yaml_parser_set_encoding(parser, YAML_UTF8_ENCODING)
         input = bytes
-        yaml_parser_set_input_string(&parser, bytes.baseAddress, bytes.count)
+        yaml_parser_set_input_string(parser, bytes.baseAddress, bytes.count)
         try next()  // the stream's start
         try next()  // a document's start, or the stream's end
-        if event.type == YAML_STREAM_END_EVENT { return .empty }
+        if event.pointee.type == YAML_STREAM_END_EVENT { return .empty }
         try next()
         let root = try node(depth: 0).node
         try next()  // the document's end
         try next()  // the stream's end, or another document
-        guard event.type == YAML_STREAM_END_EVENT else {
+        guard event.pointee.type == YAML_STREAM_END_EVENT else {
             throw YAMLSyntaxError(message: "more than one document in the file", mark: mark())
         }
         return root
@@ -67,9 +74,8 @@ final class YAMLComposer {
 
     /// Parses the next event into `event`, releasing the one before.
     private func next() throws(YAMLSyntaxError) {
-        if hasEvent { yaml_event_delete(&event) }
-        hasEvent = yaml_parser_parse(&parser, &event) == 1
-        guard hasEvent else { throw parserError() }
+        yaml_event_delete(event)
+        guard yaml_parser_parse(parser, event) == 1 else { throw parserError() }
     }
 
     /// The node that starts with the current event, and how many nodes it stands for.
@@ -81,9 +87,9 @@ final class YAMLComposer {
         let composed: (node: YAMLNode, size: Int)
         // Copied out now: the event that holds it is released before a collection ends.
         let anchor: String?
-        switch event.type {
+        switch event.pointee.type {
         case YAML_ALIAS_EVENT:
-            let name = String(cString: event.data.alias.anchor)
+            let name = String(cString: event.pointee.data.alias.anchor)
             guard let anchored = anchors[name] else {
                 throw YAMLSyntaxError(message: "the alias *\(Self.safe(name)) names no anchor before it", mark: start)
             }
@@ -93,20 +99,20 @@ final class YAMLComposer {
             }
             return anchored
         case YAML_SCALAR_EVENT:
-            let scalar = event.data.scalar
+            let scalar = event.pointee.data.scalar
             anchor = scalar.anchor.map { String(cString: $0) }
             let text = String(decoding: UnsafeBufferPointer(start: scalar.value, count: scalar.length), as: UTF8.self)
             composed = (YAMLNode(content: .scalar(YAMLScalar(
                 text: text, quoted: scalar.style != YAML_PLAIN_SCALAR_STYLE, tag: scalar.tag.map { String(cString: $0) }
             )), mark: start), 1)
         case YAML_SEQUENCE_START_EVENT:
-            anchor = event.data.sequence_start.anchor.map { String(cString: $0) }
+            anchor = event.pointee.data.sequence_start.anchor.map { String(cString: $0) }
             composed = try sequence(at: start, depth: depth)
         case YAML_MAPPING_START_EVENT:
-            anchor = event.data.mapping_start.anchor.map { String(cString: $0) }
+            anchor = event.pointee.data.mapping_start.anchor.map { String(cString: $0) }
             composed = try mapping(at: start, depth: depth)
         default:
-            throw YAMLSyntaxError(message: "unexpected event \(event.type.rawValue)", mark: start)
+            throw YAMLSyntaxError(message: "unexpected event \(event.pointee.type.rawValue)", mark: start)
         }
         // Registered once whole, so that a node cannot contain an alias of itself; a later
         // anchor of the same name replaces it, as YAML says.
@@ -118,7 +124,7 @@ final class YAMLComposer {
         var elements: [YAMLNode] = []
         var size = 1
         try next()
-        while event.type != YAML_SEQUENCE_END_EVENT {
+        while event.pointee.type != YAML_SEQUENCE_END_EVENT {
             let element = try node(depth: depth + 1)
             elements.append(element.node)
             size += element.size
@@ -128,41 +134,42 @@ final class YAMLComposer {
     }
 
     private func mapping(at start: YAMLMark, depth: Int) throws(YAMLSyntaxError) -> (node: YAMLNode, size: Int) {
-        var mapping = YAMLMapping()
+        var pairs: [YAMLPair] = []
+        // Most mappings have a few pairs: one allocation instead of growing from one.
+        pairs.reserveCapacity(4)
         var written = WrittenKeys()
         var size = 1
         try next()
-        while event.type != YAML_MAPPING_END_EVENT {
+        while event.pointee.type != YAML_MAPPING_END_EVENT {
             let key = try node(depth: depth + 1)
-            try written.check(key.node, after: mapping.keys)
+            try written.check(key.node, after: pairs)
             try next()
             let value = try node(depth: depth + 1)
-            mapping.keys.append(key.node)
-            mapping.values.append(value.node)
+            pairs.append(YAMLPair(key: key.node, value: value.node))
             size += key.size + value.size
             try next()
         }
-        return (YAMLNode(content: .mapping(mapping), mark: start), size)
+        return (YAMLNode(content: .mapping(pairs), mark: start), size)
     }
 
     private func mark() -> YAMLMark {
-        YAMLMark(line: event.start_mark.line + 1, column: event.start_mark.column + 1)
+        YAMLMark(line: event.pointee.start_mark.line + 1, column: event.pointee.start_mark.column + 1)
     }
 
     private func parserError() -> YAMLSyntaxError {
-        let problem = parser.problem.map { String(cString: $0) } ?? "cannot parse"
-        switch parser.error {
+        let problem = parser.pointee.problem.map { String(cString: $0) } ?? "cannot parse"
+        switch parser.pointee.error {
         case YAML_MEMORY_ERROR:
             return YAMLSyntaxError(message: "out of memory")
         case YAML_READER_ERROR:
             // The reader gives a byte offset, not a line: counted here.
-            let before = input.prefix(parser.problem_offset)
+            let before = input.prefix(parser.pointee.problem_offset)
             let lineStart = before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
             let line = before.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
             return YAMLSyntaxError(message: problem, mark: YAMLMark(line: line, column: before.count - lineStart + 1))
         default:
-            let context = parser.context.map { " (\(String(cString: $0)) at line \(parser.context_mark.line + 1))" } ?? ""
-            let place = parser.problem_mark
+            let context = parser.pointee.context.map { " (\(String(cString: $0)) at line \(parser.pointee.context_mark.line + 1))" } ?? ""
+            let place = parser.pointee.problem_mark
             return YAMLSyntaxError(message: problem + context, mark: YAMLMark(line: place.line + 1, column: place.column + 1))
         }
     }
@@ -182,15 +189,15 @@ private struct WrittenKeys {
 
     private var hashed: [String: YAMLMark] = [:]
 
-    /// Reports `key` at its place, naming the first; `earlier` are the mapping's keys so far.
-    mutating func check(_ key: YAMLNode, after earlier: [YAMLNode]) throws(YAMLSyntaxError) {
+    /// Reports `key` at its place, naming the first; `earlier` are the mapping's pairs so far.
+    mutating func check(_ key: YAMLNode, after earlier: [YAMLPair]) throws(YAMLSyntaxError) {
         guard case .scalar(let scalar) = key.content else { return }
         let first: YAMLMark?
         if earlier.count < Self.searchedUpTo {
-            first = earlier.first { Self.text($0) == scalar.text }?.mark
+            first = earlier.first { Self.text($0.key) == scalar.text }?.key.mark
         } else {
             if earlier.count == Self.searchedUpTo {
-                for node in earlier { if let text = Self.text(node) { hashed[text] = node.mark } }
+                for pair in earlier { if let text = Self.text(pair.key) { hashed[text] = pair.key.mark } }
             }
             first = hashed[scalar.text]
             if first == nil { hashed[scalar.text] = key.mark }

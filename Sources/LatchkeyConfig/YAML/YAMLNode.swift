@@ -11,7 +11,7 @@ struct YAMLNode: Sendable {
     enum Content: Sendable {
         case scalar(YAMLScalar)
         case sequence([YAMLNode])
-        case mapping(YAMLMapping)
+        case mapping([YAMLPair])
     }
 
     var content: Content
@@ -32,8 +32,8 @@ struct YAMLScalar: Sendable {
     var isPlain: Bool { !quoted && tag == nil }
 }
 
-/// A mapping's pairs in document order, keys and values at the same indices.
-struct YAMLMapping: Sendable {
-    var keys: [YAMLNode] = []
-    var values: [YAMLNode] = []
+/// One pair of a mapping; a mapping keeps its pairs in document order.
+struct YAMLPair: Sendable {
+    var key: YAMLNode
+    var value: YAMLNode
 }
