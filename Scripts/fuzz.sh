@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # Fuzzes with libFuzzer for SECONDS in all (default 600).
 #
-#   Scripts/fuzz.sh [SECONDS] [request|response|exchange|all]
+#   Scripts/fuzz.sh [SECONDS] [request|response|exchange|config|all]
 #
 # Targets (Tests/Fuzz/): `request` is RequestDecoder (and HTTPResponseLine) on what clients
 # send, `response` is ResponseDecoder on what upstreams answer, both driven by
 # FuzzDriving.swift; `exchange` is HTTP1ExchangeMachine, one upstream exchange driven by a
-# script of events (ExchangeMachineFuzz.swift). `all` (the default) runs the three, one
-# after the other, SECONDS/3 each, so the total stays SECONDS. The machine is shared: one
-# fuzzing process at a time, no -jobs.
+# script of events (ExchangeMachineFuzz.swift); `config` is ConfigLoader on a configuration
+# file's bytes, seeded with Configs/ (ConfigLoaderFuzz.swift). `all` (the default) runs the
+# four, one after the other, SECONDS/4 each, so the total stays SECONDS. The machine is
+# shared: one fuzzing process at a time, no -jobs.
 #
 # The decoder targets link Sources/LatchkeyHTTP, built once with -sanitize=fuzzer,address
 # into a static library under .build-fuzz/lib/ (no package build involved: it imports
-# nothing). The exchange target links LatchkeyUpstream and everything it imports (package
-# dependencies included), which SwiftPM builds instrumented in .build-fuzz/package/ (release,
-# compiled for testing: the machine is internal). Each target is its own binary
-# (.build-fuzz/request-decoder-fuzz, response-decoder-fuzz, exchange-machine-fuzz); the
+# nothing). The exchange and config targets link LatchkeyConfig and everything it imports
+# (LatchkeyUpstream among them, and the package dependencies), which SwiftPM builds
+# instrumented in .build-fuzz/package/ (release, compiled for testing: the machine is
+# internal). Each target is its own binary (.build-fuzz/request-decoder-fuzz,
+# response-decoder-fuzz, exchange-machine-fuzz, config-loader-fuzz); the
 # script seeds a corpus and exits non-zero if libFuzzer reports a crash, a leak or a
 # sanitizer error in any target. Each target keeps its corpus, seeds, dictionary and
 # artifacts in .build-fuzz/TARGET/; replay a crash input with
@@ -25,9 +27,9 @@ set -euo pipefail
 seconds="${1:-600}"
 which="${2:-all}"
 case "$which" in
-    request | response | exchange) targets=("$which"); per_target="$seconds" ;;
-    all) targets=(request response exchange); per_target=$(( seconds / 3 > 0 ? seconds / 3 : 1 )) ;;
-    *) echo "usage: Scripts/fuzz.sh [SECONDS] [request|response|exchange|all]" >&2; exit 2 ;;
+    request | response | exchange | config) targets=("$which"); per_target="$seconds" ;;
+    all) targets=(request response exchange config); per_target=$(( seconds / 4 > 0 ? seconds / 4 : 1 )) ;;
+    *) echo "usage: Scripts/fuzz.sh [SECONDS] [request|response|exchange|config|all]" >&2; exit 2 ;;
 esac
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/.build-fuzz"
@@ -64,7 +66,25 @@ stale() {
     [ ! -e "$product" ] || [ -n "$(find "$@" -newer "$product")" ]
 }
 
+# LatchkeyConfig and all it imports, built instrumented, for the targets that link package
+# modules; sets `objects` and `options` (the Swift modules, the C targets' generated module
+# maps, the system libraries' own, and the libraries). One build serves both targets: its
+# closure holds LatchkeyUpstream's. SwiftPM rebuilds what changed, and builds only that
+# closure, so the objects are the same whichever target asks first.
+package_closure() {
+    swift build --quiet -c release --package-path "$root" --scratch-path "$out/package" \
+        --sanitize fuzzer --sanitize address --target LatchkeyConfig -Xswiftc -enable-testing
+    objects=("$out"/package/release/*.build/*.o)
+    options=(-I "$out/package/release/Modules")
+    for map in "$out"/package/release/*.build/module.modulemap; do
+        if compgen -G "$(dirname "$map")/*.o" >/dev/null; then options+=(-Xcc -fmodule-map-file="$map"); fi
+    done
+    for library in CCurl COpenSSL CYAML; do options+=(-I "$root/Sources/$library"); done
+    options+=(-lcurl -lssl -lcrypto -lyaml)
+}
+
 declare -A binaries
+declare -A max_len=([request]=2048 [response]=2048 [exchange]=2048 [config]=32768)
 for target in "${targets[@]}"; do
     # Each target: its binary, its module, its sources, the objects it links, and the
     # options that find their modules and the system libraries they need.
@@ -80,17 +100,11 @@ for target in "${targets[@]}"; do
         exchange)
             binary="$out/exchange-machine-fuzz" module=ExchangeMachineFuzz
             entry=("$fuzz/FuzzDriving.swift" "$fuzz/FuzzedResponseDecoder.swift" "$fuzz/FuzzScript.swift" "$fuzz"/Exchange*.swift)
-            # SwiftPM rebuilds what changed, and builds only the target's closure: every
-            # object there is one the binary needs.
-            swift build --quiet -c release --package-path "$root" --scratch-path "$out/package" \
-                --sanitize fuzzer --sanitize address --target LatchkeyUpstream -Xswiftc -enable-testing
-            objects=("$out"/package/release/*.build/*.o)
-            # Its Swift modules, the C targets' generated module maps, libcurl's own; and
-            # libcurl, which UpstreamError links though the machine never calls it.
-            options=(-I "$out/package/release/Modules" -I "$root/Sources/CCurl" -lcurl)
-            for map in "$out"/package/release/*.build/module.modulemap; do
-                if compgen -G "$(dirname "$map")/*.o" >/dev/null; then options+=(-Xcc -fmodule-map-file="$map"); fi
-            done ;;
+            package_closure ;;
+        config)
+            binary="$out/config-loader-fuzz" module=ConfigLoaderFuzz
+            entry=("$fuzz/ConfigLoaderFuzz.swift")
+            package_closure ;;
     esac
     binaries[$target]="$binary"
     if stale "$binary" "${objects[@]}" "${entry[@]}"; then
@@ -99,7 +113,7 @@ for target in "${targets[@]}"; do
     fi
 done
 # Every target's directories, whichever run: the seeds below are written for all.
-for target in request response exchange; do
+for target in request response exchange config; do
     mkdir -p "$out/$target/corpus" "$out/$target/seeds" "$out/$target/artifacts"
 done
 
@@ -179,8 +193,10 @@ seed exchange cancel-on-delivery '\x00\x00\x0acWkh\x13'
 seed exchange connect-fails '\x00\x00\x0aXc'
 seed exchange first-byte-timeout '\x00\x00\x0acW+\x20t'
 seed exchange idle '\x00\x00\x0aCWh\x00iii'
+# The configuration's seeds are the example configurations.
+cp "$root"/Configs/*.yaml "$root"/Configs/systemd/latchkey.yaml "$out/config/seeds/"
 
-dictionary() { cat > "$out/$1/http.dict"; }
+dictionary() { cat > "$out/$1/fuzz.dict"; }
 common='"\x0d\x0a"
 "\x0d\x0a\x0d\x0a"
 "HTTP/1.1"
@@ -229,6 +245,57 @@ $common
 "+\xff"
 DICT
 
+dictionary config <<DICT
+"routes:"
+"identities:"
+"credentials:"
+"listeners:"
+"store:"
+"limits:"
+"- name: "
+"path: /"
+"host: "
+"upstream: http://127.0.0.1:1"
+"inject:"
+"header: Authorization"
+"value: \"Bearer {token}\""
+"credential: "
+"identity: "
+"grant: "
+"token_url: "
+"client_id: "
+"client_secret: "
+"steps:"
+"capture:"
+"json: "
+"tls:"
+"inbound:"
+"mode: forward"
+"&a "
+"*a"
+"<<: "
+"!!str "
+"!!int "
+"---"
+"? "
+"- "
+": "
+"{"
+"}"
+"["
+"]"
+"|"
+">"
+"'"
+"\""
+"~"
+"0x1F"
+"1:30"
+"1m30s"
+"64KiB"
+"yes"
+DICT
+
 # Swift's own crash handler reads the crashed process's memory and trips ASan, hiding the
 # real report: leave crash reporting to libFuzzer.
 export SWIFT_BACKTRACE=enable=no
@@ -237,8 +304,8 @@ for target in "${targets[@]}"; do
     echo "fuzz.sh: fuzzing $target for ${per_target}s" >&2
     status=0
     "${binaries[$target]}" "$out/$target/corpus" "$out/$target/seeds" \
-        -dict="$out/$target/http.dict" \
-        -max_len=2048 \
+        -dict="$out/$target/fuzz.dict" \
+        -max_len="${max_len[$target]}" \
         -max_total_time="$per_target" \
         -print_final_stats=1 \
         -artifact_prefix="$out/$target/artifacts/" || status=$?

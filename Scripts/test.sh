@@ -13,9 +13,10 @@
 #   LATCHKEY_TEST_ONLY="unit integration"  run only these stages (names as in the summary)
 #   PYTEST_ARGS="-k injection -x"           extra arguments for pytest
 #   LATCHKEY_SCRATCH=.build-other           SwiftPM scratch path (default .build)
-#   FUZZ_SECONDS=60                         the fuzz smoke's time, split in three between the
-#                                           request parser, the response parser and the
-#                                           upstream exchange machine (Scripts/fuzz.sh)
+#   FUZZ_SECONDS=60                         the fuzz smoke's time, split in four between the
+#                                           request parser, the response parser, the
+#                                           upstream exchange machine and the config loader
+#                                           (Scripts/fuzz.sh)
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
