@@ -63,7 +63,7 @@ public enum ConfigLoader {
         var validator = ConfigValidator(options: .init(
             baseDirectory: baseDirectory, checkExternal: options.checkExternal, environment: options.environment
         ))
-        let document = ConfigNode.isNull(root) ? nil : ConfigNode(node: root, path: .root, problems: shapes)
+        let document = root.isNull ? nil : ConfigNode(node: root, path: .root, problems: shapes)
         let config = validator.validate(document)
 
         // The index of every node's place is made only for problems to place: a config

@@ -16,7 +16,7 @@ struct ConfigMapping {
 
     /// The key's value, or nil when it is absent or null.
     func node(_ key: String) -> ConfigNode? {
-        guard let index = keys.lastIndex(of: key), !ConfigNode.isNull(values[index]) else { return nil }
+        guard let index = keys.lastIndex(of: key), !values[index].isNull else { return nil }
         return ConfigNode(node: values[index], in: path, at: .key(key), problems: problems)
     }
 

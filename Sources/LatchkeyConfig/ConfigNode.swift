@@ -31,12 +31,6 @@ struct ConfigNode {
 
     var content: YAMLNode.Content { node.content }
 
-    /// YAML's null (`YAMLScalar.isNull`).
-    static func isNull(_ node: YAMLNode) -> Bool {
-        guard case .scalar(let scalar) = node.content else { return false }
-        return scalar.isNull
-    }
-
     /// A scalar's text, whatever it looks like (`8080` reads as "8080").
     func string(expected: String = "a string") -> String? {
         guard case .scalar(let scalar) = content else {

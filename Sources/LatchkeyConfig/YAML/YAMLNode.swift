@@ -17,6 +17,12 @@ struct YAMLNode: Sendable {
     var content: Content
     var mark: YAMLMark
 
+    /// A null scalar (`YAMLScalar.isNull`): a key with a null value counts as absent.
+    var isNull: Bool {
+        guard case .scalar(let scalar) = content else { return false }
+        return scalar.isNull
+    }
+
     /// The empty document: a plain empty scalar, which reads as null.
     static let empty = YAMLNode(content: .scalar(YAMLScalar(text: "", quoted: false, tag: nil)), mark: YAMLMark(line: 1, column: 1))
 }

@@ -33,8 +33,7 @@ extension YAMLScalar {
         return isNullText ? .null : .string
     }
 
-    /// YAML's null: a plain empty scalar, `~` or `null`. A key with a null value counts as
-    /// absent, as an optional field would.
+    /// YAML's null: a plain empty scalar, `~` or `null`, or one tagged `!!null`.
     var isNull: Bool {
         (isPlain && isNullText) || tag == Self.tagPrefix + "null"
     }
