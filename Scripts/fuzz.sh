@@ -72,8 +72,13 @@ stale() {
 # closure holds LatchkeyUpstream's. SwiftPM rebuilds what changed, and builds only that
 # closure, so the objects are the same whichever target asks first.
 package_closure() {
+    # One -sanitize=fuzzer,address: swiftc keeps only the last of separate -sanitize= flags,
+    # and SwiftPM's `--sanitize fuzzer --sanitize address` passes two, which built objects
+    # with no coverage: libFuzzer saw none of the package's branches. The C targets get
+    # ASan and coverage from their own flags.
     swift build --quiet -c release --package-path "$root" --scratch-path "$out/package" \
-        --sanitize fuzzer --sanitize address --target LatchkeyConfig -Xswiftc -enable-testing
+        --target LatchkeyConfig -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing \
+        -Xcc -fsanitize=fuzzer-no-link,address
     objects=("$out"/package/release/*.build/*.o)
     options=(-I "$out/package/release/Modules")
     for map in "$out"/package/release/*.build/module.modulemap; do
