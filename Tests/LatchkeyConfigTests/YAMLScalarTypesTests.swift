@@ -38,7 +38,8 @@ struct YAMLScalarTypesTests {
         #expect(plain(text).int == value, "\(text)")
     }
 
-    @Test(arguments: ["08", "0x", "1.5", "abc", "", "9223372036854775808", "999999999999999999:0", "1:", "--5", "1e3"])
+    @Test(arguments: ["08", "0x", "1.5", "abc", "", "9223372036854775808", "999999999999999999:0", "1:", "--5", "1e3",
+                      "-+5", "++5", "0x-5", "0b+1", "1:-5", "+-1:30", "0o-7"])
     func whatIsNotAnIntegerReadsAsNone(text: String) {
         #expect(plain(text).int == nil, "\(text)")
     }
@@ -47,6 +48,8 @@ struct YAMLScalarTypesTests {
         #expect(YAMLScalar(text: "8080", quoted: true, tag: nil).int == nil)
         #expect(YAMLScalar(text: "8080", quoted: false, tag: "tag:yaml.org,2002:str").int == nil)
         #expect(YAMLScalar(text: "8080", quoted: false, tag: "tag:yaml.org,2002:int").int == 8080)
+        // A tag decides, quoted or not.
+        #expect(YAMLScalar(text: "8080", quoted: true, tag: "tag:yaml.org,2002:int").int == 8080)
     }
 
     @Test func booleansAreTheWordsOfYAML11InAnyCase() {
@@ -65,5 +68,8 @@ struct YAMLScalarTypesTests {
         #expect(plain(".nan").double?.isNaN == true)
         #expect(plain("1:30.5").double == 90.5)
         #expect(YAMLScalar(text: "1.5", quoted: true, tag: nil).double == nil)
+        #expect(YAMLScalar(text: "1.5", quoted: true, tag: "tag:yaml.org,2002:float").double == 1.5)
+        #expect(plain("1:-30.5").double == nil)
+        #expect(plain("--1.5").double == nil)
     }
 }

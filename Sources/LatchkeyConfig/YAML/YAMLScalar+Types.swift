@@ -61,6 +61,7 @@ extension YAMLScalar {
         guard readsAs(.int) else { return nil }
         let (negative, digits) = Self.sign(text.filter { $0 != "_" })
         let sign = negative ? "-" : ""
+        guard Self.unsigned(digits) else { return nil }
         if digits.contains(":") {
             // The sign on every part: the sum keeps it, and `Int.min` fits.
             return Self.base60(digits, { Int(sign + $0) }) { value, part in
@@ -72,7 +73,8 @@ extension YAMLScalar {
         guard digits != "0", let base = Self.radixes.first(where: { digits.hasPrefix($0.prefix) }) else {
             return Int(sign + digits)
         }
-        return Int(sign + digits.dropFirst(base.prefix.count), radix: base.radix)
+        let rest = digits.dropFirst(base.prefix.count)
+        return Self.unsigned(rest) ? Int(sign + rest, radix: base.radix) : nil
     }
 
     /// A YAML 1.1 float, unquoted: `1.5`, `1e3`, `.inf`, `-.inf`, `.nan`, `1:30.5` (base 60).
@@ -85,15 +87,20 @@ extension YAMLScalar {
         default: break
         }
         let (negative, digits) = Self.sign(text.filter { $0 != "_" })
+        guard Self.unsigned(digits) else { return nil }
         let magnitude = digits.contains(":") ? Self.base60(digits, { Double($0) }, { $0 * 60 + $1 }) : Double(digits)
         return magnitude.map { negative ? -$0 : $0 }
     }
 
-    /// Plain, or tagged with the type asked for.
+    /// Tagged with the type asked for (`!!int "3"`), or untagged and unquoted.
     private func readsAs(_ type: YAMLScalarType) -> Bool {
-        guard !quoted else { return false }
-        guard tag != nil else { return true }
-        return self.type == type
+        tag == nil ? !quoted : self.type == type
+    }
+
+    /// Swift's parsing of numbers takes a sign where YAML has none: after the first
+    /// (`-+5`), after a prefix (`0x-5`), in a part of 60 (`1:-5`).
+    private static func unsigned(_ text: Substring) -> Bool {
+        text.first != "-" && text.first != "+"
     }
 
     private static func sign(_ text: String) -> (negative: Bool, digits: Substring) {
@@ -111,7 +118,7 @@ extension YAMLScalar {
         var parts = digits.split(separator: ":", omittingEmptySubsequences: false).makeIterator()
         guard let first = parts.next(), var value = parse(first) else { return nil }
         while let part = parts.next() {
-            guard let next = parse(part), let shifted = shiftAndAdd(value, next) else { return nil }
+            guard unsigned(part), let next = parse(part), let shifted = shiftAndAdd(value, next) else { return nil }
             value = shifted
         }
         return value
