@@ -121,6 +121,8 @@ struct YAMLComposerTests {
         let problem = error("a: 1\nbb: x\u{07}\n")
         #expect(problem?.message == "control characters are not allowed")
         #expect(problem?.mark == YAMLMark(line: 2, column: 6))
+        // Counted in characters, as libyaml's own columns are.
+        #expect(error("a: 1\né: x\u{07}\n")?.mark == YAMLMark(line: 2, column: 5))
     }
 
     @Test func nestingDeeperThanTheLimitIsAnErrorNotACrash() {

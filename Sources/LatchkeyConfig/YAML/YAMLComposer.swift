@@ -162,11 +162,13 @@ final class YAMLComposer {
         case YAML_MEMORY_ERROR:
             return YAMLSyntaxError(message: "out of memory")
         case YAML_READER_ERROR:
-            // The reader gives a byte offset, not a line: counted here.
+            // The reader gives a byte offset, not a line: counted here, the column in
+            // characters as libyaml counts the others (UTF-8 continuation bytes skipped).
             let before = input.prefix(parser.pointee.problem_offset)
             let lineStart = before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
             let line = before.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
-            return YAMLSyntaxError(message: problem, mark: YAMLMark(line: line, column: before.count - lineStart + 1))
+            let column = before[lineStart...].reduce(1) { $1 & 0xC0 == 0x80 ? $0 : $0 + 1 }
+            return YAMLSyntaxError(message: problem, mark: YAMLMark(line: line, column: column))
         default:
             let context = parser.pointee.context.map { " (\(String(cString: $0)) at line \(parser.pointee.context_mark.line + 1))" } ?? ""
             let place = parser.pointee.problem_mark
