@@ -258,7 +258,9 @@ http {{
         `tls`: `ssl` directives, which make the port speak TLS. Request bodies (the upload
         scenario's) stream to the upstream as they arrive, as through Latchkey and haproxy;
         `request_buffering`: nginx's default instead, the whole body read first (to a
-        temporary file past client_body_buffer_size, 16 KiB)."""
+        temporary file past client_body_buffer_size, 16 KiB). The upstream gets the request
+        Latchkey's route sends, field for field: nginx adds the X-Forwarded-* fields
+        Latchkey adds on every reverse route only when told to."""
         bodies = "proxy_request_buffering off;"
         if request_buffering:
             # Every body past the buffer is logged at `warn` ("buffered to a temporary
@@ -276,6 +278,9 @@ http {{
             proxy_pass http://backend;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+            proxy_set_header X-Forwarded-Proto $scheme;
+            proxy_set_header X-Forwarded-Host $http_host;
             proxy_set_header Authorization "Bearer {self.token}";
             client_max_body_size 2m;
             {bodies}
@@ -304,8 +309,9 @@ http {{
         self.targets["haproxy"] = {"port": port, "pid": p.pid}
 
     def haproxy_conf(self, name, port):
-        """haproxy as the proxy, one thread, listening on `port`: the credential set,
-        connections to the upstream reused; returns the file NAME.cfg."""
+        """haproxy as the proxy, one thread, listening on `port`: the credential and the
+        X-Forwarded-* fields set as Latchkey sets them, connections to the upstream reused;
+        returns the file NAME.cfg."""
         conf = os.path.join(self.work, f"{name}.cfg")
         with open(conf, "w") as f:
             f.write(f"""
@@ -324,6 +330,9 @@ defaults
     timeout http-keep-alive 300s
 frontend fe
     bind 127.0.0.1:{port}
+    option forwardfor
+    http-request set-header X-Forwarded-Proto http
+    http-request set-header X-Forwarded-Host %[req.hdr(host)]
     http-request set-header Authorization "Bearer {self.token}"
     default_backend be
 backend be
@@ -756,10 +765,12 @@ those after the measurements, are carried over.
 - command: `{cmd}`
 {self.machine()}{lk}- layout: each proxy pinned to core 0 (Latchkey `--loops 1`, nginx `worker_processes 1`,
   haproxy `nbthread 1`); the upstream (nginx, one worker, sendfile) and wrk/curl on core 1;
-  127.0.0.1 only. nginx proxies with `proxy_set_header Authorization`, `keepalive 64`,
-  `proxy_http_version 1.1`, `proxy_set_header Connection ""`, `client_max_body_size 2m`,
-  `proxy_request_buffering off`; haproxy with
-  `http-request set-header Authorization` and `http-reuse always`. Access logs:
+  127.0.0.1 only. Each proxy sends the upstream the request Latchkey's route sends: the
+  credential and X-Forwarded-For, -Proto and -Host. nginx proxies with `proxy_set_header`
+  for those four, `keepalive 64`, `proxy_http_version 1.1`, `proxy_set_header Connection ""`,
+  `client_max_body_size 2m`, `proxy_request_buffering off`; haproxy with
+  `http-request set-header` for the credential, -Proto and -Host, `option forwardfor` and
+  `http-reuse always`. Access logs:
   {"Latchkey and nginx write theirs to files; haproxy logs nothing" if a.access_log else "off for all three"}.
 - {a.rounds} interleaved round{"s" if a.rounds > 1 else ""} of {a.duration} s per target and scenario (target order rotated
   each round); the tables show medians, and the targets table the small GETs' CPU ratio
