@@ -7,9 +7,8 @@ import Testing
 
 /// Certificates the TLS tests share, made once with the `openssl` command: the server's CA
 /// and leaf (localhost, 127.0.0.1), a client CA with alice's certificate, and mallory's
-/// from a CA the server does not know.
+/// from a CA the server does not know. Held in memory: the files go once they are read.
 struct TLSFixture: Sendable {
-    let certificates: TestCertificates
     let serverCA: Certificate
     let server: TLSIdentity
     let clientCA: Certificate
@@ -20,7 +19,6 @@ struct TLSFixture: Sendable {
 
     init() throws {
         let certificates = try TestCertificates()
-        self.certificates = certificates
         let serverCA = try certificates.authority("server-ca", commonName: "Server CA")
         let clientCA = try certificates.authority("client-ca", commonName: "Client CA")
         let strangerCA = try certificates.authority("stranger-ca", commonName: "Stranger CA")

@@ -7,14 +7,16 @@ import Testing
 @testable import Latchkey
 
 @Suite struct RouteIdentityFollowerTests {
-    let directory: URL
+    /// Removed with the suite's instance, after each test.
+    let temporary: TemporaryDirectory
+    var directory: URL { temporary.url }
     let file: RouteIdentityFile
     let table = RouteIdentitiesFixture.table()
     let log = LogCapture()
 
     init() throws {
-        directory = try ConfigTestSupport.temporaryDirectory()
-        file = try RouteIdentityFile(directory: directory.appendingPathComponent("store").path)
+        temporary = try TemporaryDirectory()
+        file = try RouteIdentityFile(directory: temporary.url.appendingPathComponent("store").path)
     }
 
     func follower() -> RouteIdentityFollower {
@@ -24,7 +26,6 @@ import Testing
     var kii: RouteIdentities { table.selectable["kii"]! }
 
     @Test func theChoiceIsTakenAtStartAndWhenTheFileChanges() throws {
-        defer { try? FileManager.default.removeItem(at: directory) }
         try file.set("bob", forRoute: "kii")
         let follower = follower()
         follower.check()
@@ -36,7 +37,6 @@ import Testing
     }
 
     @Test func aChoiceTheRouteDoesNotAllowIsLeftAsideWithAWarning() throws {
-        defer { try? FileManager.default.removeItem(at: directory) }
         try file.set("bob", forRoute: "kii")
         let follower = follower()
         follower.check()
@@ -49,7 +49,6 @@ import Testing
     }
 
     @Test func anUnreadableFileKeepsTheIdentitiesAndIsReportedOnce() throws {
-        defer { try? FileManager.default.removeItem(at: directory) }
         try file.set("bob", forRoute: "kii")
         let follower = follower()
         follower.check()

@@ -9,12 +9,14 @@ import LatchkeyAuth
 struct TokenStoreFactoryTests {
     static let keyText = "q83vEjRWeJq7zN7vASNFZ4mrze8SNFZ4kKvN7wEjRWc="
 
-    let state: URL
+    /// Removed with the suite's instance, after each test.
+    let temporary: TemporaryDirectory
+    var state: URL { temporary.url }
     var environment: [String: String] { ["XDG_STATE_HOME": state.path] }
     var storeDirectory: String { state.path + "/latchkey" }
 
     init() throws {
-        state = try ConfigTestSupport.temporaryDirectory()
+        temporary = try TemporaryDirectory()
     }
 
     private func config(_ extra: String = "", identity: String = "{ grant: client_credentials, token_url: https://idp.example/token, client_id: c }") throws -> Config {
@@ -28,14 +30,12 @@ struct TokenStoreFactoryTests {
     }
 
     @Test func theQuickStartKeepsNothingAndCreatesNoDirectory() throws {
-        defer { try? FileManager.default.removeItem(at: state) }
         let quick = try Config.quickStart(listen: nil, upstream: "https://api.example.com", headers: ["X-Key: k"], bearerTokenFile: nil)
         #expect(try makeTokenStore(config: quick, environment: environment) is MemoryTokenStore)
         #expect(!FileManager.default.fileExists(atPath: storeDirectory))
     }
 
     @Test func aRedisStoreThatCannotBeReachedStillOpensUnavailable() throws {
-        defer { try? FileManager.default.removeItem(at: state) }
         // Port 1 on loopback: nothing listens, the connection is refused at once.
         let config = try config("store: { type: redis, url: \"redis://127.0.0.1:1/0\", password: { env: LK_TEST_REDIS_PASSWORD } }")
         let store = try #require(try makeTokenStore(config: config, environment: ["LK_TEST_REDIS_PASSWORD": "pw"]) as? RedisTokenStore)
@@ -49,7 +49,6 @@ struct TokenStoreFactoryTests {
     }
 
     @Test func withRedisTheRouteIdentitiesStayInAFileInTheStoreDirectory() throws {
-        defer { try? FileManager.default.removeItem(at: state) }
         let redis = "store: { type: redis, url: \"redis://127.0.0.1:1/0\" }"
         let file = try #require(try openRouteIdentityFile(config: try config(redis), environment: environment))
         #expect(file.path == storeDirectory + "/" + RouteIdentityFile.fileName)
@@ -67,7 +66,6 @@ struct TokenStoreFactoryTests {
     }
 
     @Test func aStaticIdentityWhoseCookiesTheProxyKeepsHasAStore() throws {
-        defer { try? FileManager.default.removeItem(at: state) }
         let config = try ConfigTestSupport.load("""
             identities:
               bc: { grant: static, token: { value: t } }
@@ -79,20 +77,17 @@ struct TokenStoreFactoryTests {
     }
 
     @Test func staticTokensAloneNeedNoStore() throws {
-        defer { try? FileManager.default.removeItem(at: state) }
         let config = try config(identity: "{ grant: static, token: { value: t } }")
         #expect(try makeTokenStore(config: config, environment: environment) is MemoryTokenStore)
         #expect(!FileManager.default.fileExists(atPath: storeDirectory))
     }
 
     @Test func theMemoryStoreWhenConfigured() throws {
-        defer { try? FileManager.default.removeItem(at: state) }
         #expect(try makeTokenStore(config: try config("store: { type: memory }"), environment: environment) is MemoryTokenStore)
         #expect(!FileManager.default.fileExists(atPath: storeDirectory))
     }
 
     @Test func anOAuthIdentityGetsTheFileStoreInTheStateDirectory() async throws {
-        defer { try? FileManager.default.removeItem(at: state) }
         let store = try #require(try makeTokenStore(config: try config(), environment: environment) as? FileTokenStore)
         #expect(store.directory == storeDirectory)
         try await store.save(TokenSet(accessToken: "lk-at", obtainedAt: Date()), identity: "podio")
@@ -100,7 +95,6 @@ struct TokenStoreFactoryTests {
     }
 
     @Test func theKeyFromTheEnvironmentSealsTheFiles() async throws {
-        defer { try? FileManager.default.removeItem(at: state) }
         var environment = self.environment
         environment["LATCHKEY_STORE_KEY"] = Self.keyText
         let store = try makeTokenStore(config: try config(), environment: environment)
@@ -112,7 +106,6 @@ struct TokenStoreFactoryTests {
     }
 
     @Test func theConfiguredPathAndKeyFile() throws {
-        defer { try? FileManager.default.removeItem(at: state) }
         let keyFile = state.appendingPathComponent("store.key").path
         try Data(Self.keyText.utf8).write(to: URL(fileURLWithPath: keyFile))
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: keyFile)
