@@ -38,9 +38,7 @@ public enum ConfigTestSupport {
 
     /// A fresh private directory, removed by the caller (`TemporaryDirectory` removes its own).
     public static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-config-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
+        try TemporaryDirectory.create(prefix: "latchkey-config")
     }
 
     public static let minimalRoutes = """

@@ -9,15 +9,11 @@ public final class TestCertificates: Sendable {
         public let key: String
     }
 
-    public let directory: String
+    private let temporary: TemporaryDirectory
+    public var directory: String { temporary.path }
 
     public init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-tls-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(atPath: directory)
+        temporary = try TemporaryDirectory(prefix: "latchkey-tls")
     }
 
     /// A self-signed CA named `commonName`.
