@@ -10,7 +10,8 @@ core 1. All traffic stays on 127.0.0.1.
 Scenarios
   small   GET of a 100-byte JSON, keep-alive, 64 connections (wrk -t1 -c64): requests/s,
           p50/p99 latency, CPU time per request of the proxy process (utime+stime from
-          /proc/PID/stat before and after; the stable figure on a shared machine).
+          /proc/PID/stat before and after; the stable figure on a shared machine), and the
+          sleeps per request of the proxy and the upstream (voluntary context switches).
   large   GET of a 1 MiB file, 16 connections: MB/s and CPU per request.
           Both run in interleaved rounds (the target order rotates every round); the
           tables give medians.
@@ -106,7 +107,7 @@ from bench_tls import TLSScenarios
 from bench_upload import FRAMING_LABEL, UPLOADS, UploadScenarios
 from bench_websocket import WebSocketScenarios
 from bench_support import (LOAD_CORE, MIB, PROXY_CORE, cpu_seconds, free_port, http_get, idle_table, log,
-                           read_response, rss_kib, stream_table, wait_port)
+                           read_response, rss_kib, sleeps, stream_table, wait_port)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -428,11 +429,13 @@ logging:
         url = f"{t.get('scheme', 'http')}://127.0.0.1:{t['port']}{path}"
         pids = [p for p in (t["pid"], self.upstream_pid) if p]
         before = {p: cpu_seconds(p) for p in pids}
+        slept = {p: sleeps(p) for p in pids}
         out = subprocess.run(
             ["taskset", "-c", LOAD_CORE, "wrk", "-t1", f"-c{connections}", f"-d{duration}s",
              "--latency", "-s", script, *extra, url],
             capture_output=True, text=True, timeout=duration + 60)
         after = {p: cpu_seconds(p) for p in pids}
+        slept = {p: sleeps(p) - slept[p] for p in pids}
         line = next((l for l in out.stdout.splitlines() if l.startswith("LKBENCH ")), None)
         if line is None:
             sys.exit(f"bench: wrk against {name} printed no report:\n{out.stdout}\n{out.stderr}")
@@ -448,6 +451,8 @@ logging:
             "proxy_cpu_us": (after[t["pid"]] - before[t["pid"]]) / n * 1e6 if t["pid"] else None,
             "proxy_cpu_util": (after[t["pid"]] - before[t["pid"]]) / secs if t["pid"] else None,
             "upstream_cpu_us": (after[self.upstream_pid] - before[self.upstream_pid]) / n * 1e6,
+            "proxy_sleeps": slept[t["pid"]] / n if t["pid"] else None,
+            "upstream_sleeps": slept[self.upstream_pid] / n,
         }
         with open(os.path.join(self.work, "wrk.log"), "a") as f:
             f.write(f"== {name} {path} c={connections}\n{out.stdout}\n")
@@ -604,15 +609,18 @@ logging:
         if ("small", names[0]) in self.results:
             out += ["### Small GETs: 100-byte JSON, keep-alive, 64 connections",
                     "",
-                    "| target | requests/s | p50 ms | p99 ms | proxy CPU µs/request | proxy core busy | upstream CPU µs/request | errors |",
-                    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+                    "| target | requests/s | p50 ms | p99 ms | proxy CPU µs/request | proxy core busy | proxy sleeps/request "
+                    "| upstream CPU µs/request | upstream sleeps/request | errors |",
+                    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
             for n in names:
                 errs = sum(r["errors"] for r in self.results[("small", n)])
                 out.append(f"| {n} | {fmt(self.med('small', n, 'rps'), ',.0f')} | "
                            f"{fmt(self.med('small', n, 'p50_ms'), '.2f')} | {fmt(self.med('small', n, 'p99_ms'), '.2f')} | "
                            f"{fmt(self.med('small', n, 'proxy_cpu_us'), '.1f')} | "
                            f"{fmt(self.med('small', n, 'proxy_cpu_util'), '.0%')} | "
-                           f"{fmt(self.med('small', n, 'upstream_cpu_us'), '.1f')} | {errs} |")
+                           f"{fmt(self.med('small', n, 'proxy_sleeps'), '.3f')} | "
+                           f"{fmt(self.med('small', n, 'upstream_cpu_us'), '.1f')} | "
+                           f"{fmt(self.med('small', n, 'upstream_sleeps'), '.3f')} | {errs} |")
             out.append("")
         if ("large", names[0]) in self.results:
             out += ["### 1 MiB responses, 16 connections",
@@ -778,6 +786,9 @@ those after the measurements, are carried over.
   machine's drift between rounds). "proxy CPU µs/request" is the proxy process's
   utime+stime over the run divided by the requests wrk completed — the figure to compare on
   this shared, noisy machine. "proxy core busy" is that CPU time over the run's wall time.
+  "sleeps/request" counts the process's voluntary context switches per request: each is a
+  sleep something had to wake it from, which costs the waker's core too. A proxy below
+  100% busy sleeps between batches, and the upstream and wrk on core 1 set the pace.
 - load average before / after: {load_before} / {load_after}
 {''.join('- ' + n + chr(10) for n in self.notes)}
 ## Targets

@@ -50,6 +50,19 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+def sleeps(pid):
+    """Voluntary context switches of the process's live threads: each is a sleep (in
+    epoll_wait, for a proxy) that something had to wake it from."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/status") as f:
+                total += next(int(l.split()[1]) for l in f if l.startswith("voluntary_ctxt_switches:"))
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # a thread that ended between the listing and the read
+    return total
+
+
 def rss_kib(pid, field="VmRSS"):
     """VmRSS (all resident pages, shared-library code included) or RssAnon (heap, stacks)."""
     with open(f"/proc/{pid}/status") as f:
