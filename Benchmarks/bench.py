@@ -673,15 +673,21 @@ logging:
         have_nginx = "nginx" in self.targets
         if ("small", "latchkey") in self.results and have_nginx:
             m = lambda k, s="small": (self.med(s, "latchkey", k), self.med(s, "nginx", k))
-            paired = self.paired("small", "proxy_cpu_us")
-            by_round = (f"; round by round {paired[0]:.2f}× ({paired[1]:.2f}–{paired[2]:.2f}), "
-                        f"lower in {paired[3]} of {paired[4]}" if paired else "")
+
+            def by_round(key, fmt, unit, below):
+                """The ratio round by round (`paired`); `below`: lower is better."""
+                paired = self.paired("small", key)
+                if not paired:
+                    return ""
+                median, low, high, lower, rounds = paired
+                return (f"; round by round {median:{fmt}}{unit} ({low:{fmt}}–{high:{fmt}}), "
+                        + (f"lower in {lower} of {rounds}" if below else f"higher in {rounds - lower} of {rounds}"))
             cmp("small GETs: CPU/request ≤ nginx", *m("proxy_cpu_us"), lambda a, b: a <= b,
-                lambda a, b: f"{a:.1f} vs {b:.1f} µs ({a / b:.2f}×{by_round})")
+                lambda a, b: f"{a:.1f} vs {b:.1f} µs ({a / b:.2f}×{by_round('proxy_cpu_us', '.2f', '×', True)})")
             cmp("small GETs: requests/s ≥ nginx", *m("rps"), lambda a, b: a >= b,
-                lambda a, b: f"{a:,.0f} vs {b:,.0f} ({a / b:.0%})")
+                lambda a, b: f"{a:,.0f} vs {b:,.0f} ({a / b:.0%}{by_round('rps', '.0%', '', False)})")
             cmp("small GETs: p99 ≤ nginx", *m("p99_ms"), lambda a, b: a <= b,
-                lambda a, b: f"{a:.2f} vs {b:.2f} ms ({a / b:.2f}×)")
+                lambda a, b: f"{a:.2f} vs {b:.2f} ms ({a / b:.2f}×{by_round('p99_ms', '.2f', '×', True)})")
         if ("large", "latchkey") in self.results and have_nginx:
             lk, ng = self.med("large", "latchkey", "mbps"), self.med("large", "nginx", "mbps")
             cmp("1 MiB: throughput ≥ nginx", lk, ng, lambda a, b: a >= b,
@@ -781,7 +787,7 @@ those after the measurements, are carried over.
   `http-reuse always`. Access logs:
   {"Latchkey and nginx write theirs to files; haproxy logs nothing" if a.access_log else "off for all three"}.
 - {a.rounds} interleaved round{"s" if a.rounds > 1 else ""} of {a.duration} s per target and scenario (target order rotated
-  each round); the tables show medians, and the targets table the small GETs' CPU ratio
+  each round); the tables show medians, and the targets table the small GETs' ratios
   round by round too (the median of each round's Latchkey ÷ nginx, which cancels the
   machine's drift between rounds). "proxy CPU µs/request" is the proxy process's
   utime+stime over the run divided by the requests wrk completed — the figure to compare on
