@@ -6,8 +6,28 @@ extension HTTPFields {
     /// A proxy calls this on every message it forwards; leaving any of them in place lets
     /// a client steer the next hop's framing or connection handling.
     public mutating func removeHopByHop() {
-        // Nothing to remove (the usual case): leave the storage alone rather than copy it.
-        guard let names = hopByHopNames() else { return }
+        guard knownNames & FieldName.alwaysHopByHop != 0 else { return }
+        // One walk: whether a field of the fixed set is here, and whether a `Connection`
+        // holds more than `keep-alive` or `close` (each alone, as most peers send them), a
+        // list that may name other fields.
+        var fixedSetFound = false, connectionLists = false
+        withLines { lines in
+            for index in 0..<entryCount {
+                let entry = entry(at: index)
+                guard entry.name.isAlwaysHopByHop else { continue }
+                fixedSetFound = true
+                if entry.name == .connection, !ASCII.equalsCaseInsensitive(lines, entry.valueRange, "keep-alive"),
+                   !ASCII.equalsCaseInsensitive(lines, entry.valueRange, "close") {
+                    connectionLists = true
+                }
+            }
+        }
+        // Nothing to remove (the usual request): leave the storage alone rather than copy it.
+        guard fixedSetFound else { return }
+        // The usual response: the fields to go are known by their names' bits alone.
+        guard connectionLists, let names = hopByHopNames() else {
+            return removeEntries { entry, _ in entry.name.isAlwaysHopByHop }
+        }
         removeEntries { entry, lines in names.contains(entry, in: lines) }
     }
 

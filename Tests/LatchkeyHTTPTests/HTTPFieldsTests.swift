@@ -68,6 +68,19 @@ import Testing
         #expect(fields == ["Host": "a", "Authorization": "Bearer t", "Accept": "*/*"])
     }
 
+    @Test func removeHopByHopOfAKeepAliveResponseKeepsTheRestInOrder() {
+        var fields: HTTPFields = ["Server": "nginx", "Connection": "Keep-Alive", "Keep-Alive": "timeout=5", "ETag": "\"x\"",
+                                  "connection": "CLOSE", "Accept-Ranges": "bytes"]
+        fields.removeHopByHop()
+        #expect(fields == ["Server": "nginx", "ETag": "\"x\"", "Accept-Ranges": "bytes"])
+    }
+
+    @Test func aFieldNamedByALaterConnectionLineGoesToo() {
+        var fields: HTTPFields = ["Connection": "keep-alive", "X-Hop": "1", "connection": "x-hop", "Y": "2"]
+        fields.removeHopByHop()
+        #expect(fields == ["Y": "2"])
+    }
+
     @Test func removeHopByHopLeavesEndToEndFieldsAlone() {
         var fields: HTTPFields = ["Host": "a", "Content-Length": "3", "Trailers": "x", "Tea": "y"]
         let before = fields
