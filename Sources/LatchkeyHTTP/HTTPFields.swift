@@ -104,9 +104,19 @@ public struct HTTPFields: Sendable {
     /// and CRLF, as the encoder would write it.
     mutating func indexParsed(_ section: StoredSection, name: Range<Int>, value: Range<Int>, known: FieldName,
                               asWritten: Bool) {
-        addEntry(Entry(start: UInt32(name.lowerBound + section.offset), nameCount: UInt32(name.count),
-                       valueStart: UInt32(value.lowerBound + section.offset), valueCount: UInt32(value.count),
-                       name: known, sendsAsStored: asWritten))
+        addParsedEntry(Entry(start: UInt32(name.lowerBound + section.offset), nameCount: UInt32(name.count),
+                             valueStart: UInt32(value.lowerBound + section.offset), valueCount: UInt32(value.count),
+                             name: known, sendsAsStored: asWritten))
+    }
+
+    /// `addEntry` for the fields of a section being parsed, whose buffer `storeSection` made
+    /// this value's alone and no copy has shared since: only the room is asked about, not
+    /// the runtime about uniqueness, once per line.
+    @inline(__always)
+    private mutating func addParsedEntry(_ entry: Entry) {
+        guard storage.unsafelyUnwrapped.hasRoom(entries: 1, lines: 0) else { return addEntry(entry) }
+        storage.unsafelyUnwrapped.appendEntry(entry)
+        knownNames |= entry.name.bit
     }
 
     /// Stores a line whose value comes from a string: checked here for what the encoder
