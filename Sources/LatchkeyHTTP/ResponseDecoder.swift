@@ -159,8 +159,10 @@ public struct ResponseDecoder: Sendable {
             throw HTTPParseError(bytes[statusLine].contains(ASCII.cr) ? .invalidLineEnding : .badStatusLine)
         }
         let fields = try HTTPFields(parsing: bytes, region, fieldCount: 16, .response)
-        return ResponseHead(status: status, version: version, fields: fields,
-                            framing: try ResponseHead.framing(status: status, fields: fields, requestMethod: requestMethod))
+        let declared = DeclaredFraming(fields)
+        return ResponseHead(status: status, version: version, fields: fields, declared: declared,
+                            framing: try ResponseHead.framing(status: status, fields: fields, declared: declared,
+                                                              requestMethod: requestMethod))
     }
 }
 
@@ -169,6 +171,8 @@ public struct ResponseHead: Sendable, Equatable {
     public var status: Int
     public var version: HTTPVersion
     public var fields: HTTPFields
+    /// What the fields say of the framing, read once for whoever handles the head next.
+    public var declared: DeclaredFraming
     public var framing: Framing
 
     public enum Framing: Sendable, Equatable {
@@ -179,25 +183,29 @@ public struct ResponseHead: Sendable, Equatable {
         case closeDelimited
     }
 
-    public init(status: Int, version: HTTPVersion = .http1_1, fields: HTTPFields, framing: Framing) {
+    public init(status: Int, version: HTTPVersion = .http1_1, fields: HTTPFields, declared: DeclaredFraming, framing: Framing) {
         self.status = status
         self.version = version
         self.fields = fields
+        self.declared = declared
         self.framing = framing
     }
 
     /// RFC 9112 §6.3, for a response.
-    static func framing(status: Int, fields: HTTPFields, requestMethod: String) throws(HTTPParseError) -> Framing {
+    static func framing(status: Int, fields: HTTPFields, declared: DeclaredFraming,
+                        requestMethod: String) throws(HTTPParseError) -> Framing {
         if requestMethod == "HEAD" || status < 200 || status == 204 || status == 304 { return .none }
-        let codings = fields.values(named: .transferEncoding)
-        if !codings.isEmpty {
+        switch declared {
+        case .transferEncoded:
+            let codings = fields.values(named: .transferEncoding)
             // Rule 3: Transfer-Encoding overrides Content-Length; a final coding other than
             // chunked is read to the close. The lines make one list, whose empty elements
             // (a line of its own included) do not count (RFC 9110 §5.6.1).
             let last = codings.lazy.flatMap { $0.split(separator: ",") }.map { $0.trimmingSpaces() }.last { !$0.isEmpty }
             return last?.lowercased() == "chunked" ? .chunked : .closeDelimited
+        case .length(let length, _): return .length(length)
+        case .undeclared: return .closeDelimited
+        case .invalid(let error): throw error
         }
-        if let length = try fields.contentLength() { return .length(length) }
-        return .closeDelimited
     }
 }

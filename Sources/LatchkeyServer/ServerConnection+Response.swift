@@ -4,20 +4,20 @@ import LatchkeyLoop
 /// The response side of a connection: framing, the 100-continue interim response, and
 /// writing with backpressure. Heads and bodies queued in one loop turn leave in one send.
 extension ServerConnection {
-    func sendHead(_ exchange: ServerExchange, status: Int, fields: consuming HTTPFields, contentLength length: UInt64?) {
+    func sendHead(_ exchange: ServerExchange, status: Int, fields: consuming HTTPFields, declared: DeclaredFraming) {
         guard exchange === self.exchange else { return }
         // The two pieces of the request head needed, not a copy of all of it.
         let method = exchange.head.method
         guard let plan = machine.responseHeadStarting(
             carriesBody: responseCarriesBody(requestMethod: method, status: status),
-            contentLength: length, version: exchange.head.version) else { return }
+            contentLength: declared.contentLength, version: exchange.head.version) else { return }
         switch plan.framing {
         case .length(let length):
-            // One canonical line is what the client gets.
-            fields.setContentLength(length)
+            // One canonical line is what the client gets: the upstream's usual one as it is.
+            if !declared.isCanonicalLine(for: length) { fields.setContentLength(length) }
         case .chunked:
             fields.removeAll(named: .contentLength)
-            fields.append(name: .transferEncoding, value: "chunked")
+            fields.set(name: .transferEncoding, value: "chunked")
         case .bodiless:
             // RFC 9110 §8.6: a 1xx, a 204 and a 2xx to CONNECT carry no Content-Length,
             // whatever the upstream sent; a 304 may keep its length.

@@ -52,18 +52,18 @@ public final class ServerExchange {
     /// `fields` is honoured, otherwise HTTP/1.1 clients get chunked encoding and HTTP/1.0
     /// clients a close-delimited body. Hop-by-hop fields must already be gone.
     public func sendHead(status: Int, fields: consuming HTTPFields) {
-        let length = try? fields.contentLength()
-        sendHead(status: status, fields: consume fields, contentLength: length)
+        let declared = DeclaredFraming(fields)
+        sendHead(status: status, fields: consume fields, declared: declared)
     }
 
-    /// `sendHead(status:fields:)` for a caller that has read and checked the fields'
-    /// Content-Length (`HTTPFields.contentLength()`): `contentLength` is its value, nil
-    /// for none.
+    /// `sendHead(status:fields:)` for a caller that has read the fields' framing already:
+    /// `declared` is what `DeclaredFraming` made of them, and their Content-Length lines
+    /// are still the ones it read. A length it found canonical is sent as it is.
     ///
     /// The fields are taken, not copied: the server edits them (framing, Connection) before
     /// it writes them, and a copy shared with the caller made each edit copy them whole.
-    public func sendHead(status: Int, fields: consuming HTTPFields, contentLength: UInt64?) {
-        connection?.sendHead(self, status: status, fields: consume fields, contentLength: contentLength)
+    public func sendHead(status: Int, fields: consuming HTTPFields, declared: DeclaredFraming) {
+        connection?.sendHead(self, status: status, fields: consume fields, declared: declared)
     }
 
     /// Queues body bytes (copied). Returns false once the buffer is over its high-water

@@ -186,7 +186,7 @@ public final class CurlTransfer: UpstreamTransfer {
             if let easy { client.loop.disarm(easy.firstByteTimer) }
             return line.count
         case .deliver(let status, let fields):
-            delegate?.upstreamDidReceiveHead(self, status: status, fields: fields)
+            delegate?.upstreamDidReceiveHead(self, status: status, fields: fields, declared: DeclaredFraming(fields))
             return machine.isRunning ? line.count : 0
         case .refuse:
             return 0

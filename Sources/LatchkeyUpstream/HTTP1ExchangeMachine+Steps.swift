@@ -31,8 +31,8 @@ extension HTTP1ExchangeMachine {
         case needMore
         /// The delegate asked for no more: decode nothing until `resumeReceiving`.
         case paused
-        /// Deliver the final head to the delegate.
-        case head(status: Int, fields: HTTPFields)
+        /// Deliver the final head to the delegate, with what it says of its framing.
+        case head(status: Int, fields: HTTPFields, declared: DeclaredFraming)
         /// Deliver `input[range]`, then report the delegate's answer with `delivered(more:)`.
         case body(Range<Int>)
         /// The response is complete: finish. `reusable`: the connection goes back to the

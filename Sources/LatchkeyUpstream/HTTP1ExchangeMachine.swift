@@ -340,7 +340,7 @@ extension HTTP1ExchangeMachine {
                 // not kept (its keep-alive extension is not worth the guesswork).
                 responseKeepsAlive = head.version == .http1_1 && !head.fields.connectionLists("close")
                     && head.framing != .closeDelimited
-                return DecodeStep(consumed: consumed, event: .head(status: head.status, fields: head.fields))
+                return DecodeStep(consumed: consumed, event: .head(status: head.status, fields: head.fields, declared: head.declared))
             case .body(let range):
                 bytesReceived &+= UInt64(range.count)
                 let shifted = (range.lowerBound + consumed - step.consumed)..<(range.upperBound + consumed - step.consumed)

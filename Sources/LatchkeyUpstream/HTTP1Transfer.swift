@@ -290,10 +290,10 @@ public final class HTTP1Transfer: LoopTimer, UpstreamTransfer, IOHandler, Upstre
                 return pooled.input.consume(step.consumed)
             case .paused:
                 return
-            case .head(let status, let fields):
+            case .head(let status, let fields, let declared):
                 pooled.input.consume(step.consumed)
                 deadlines.firstByte = nil
-                delegate?.upstreamDidReceiveHead(self, status: status, fields: fields)
+                delegate?.upstreamDidReceiveHead(self, status: status, fields: fields, declared: declared)
             case .body(let range):
                 let body = UnsafeRawBufferPointer(rebasing: pooled.input.readable[range])
                 let more = delegate?.upstreamDidReceiveBody(self, body) ?? true

@@ -8,8 +8,10 @@ public protocol UpstreamTransferDelegate: AnyObject {
     /// re-frames. May be called from inside a curl callback or a read of the connection:
     /// calling `cancel()` here is allowed (it takes effect after the callback). Consuming:
     /// the caller gives its fields up, so that the proxy edits them in place (hop-by-hop
-    /// fields removed) rather than copying them.
-    func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: consuming HTTPFields)
+    /// fields removed) rather than copying them. `declared`: what the fields say of the
+    /// body's framing, read once where the head was parsed.
+    func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: consuming HTTPFields,
+                                declared: DeclaredFraming)
 
     /// Body bytes, chunked framing already removed. The bytes are valid only during
     /// the call: copy them. Return false to receive no more until `resumeReceiving()`

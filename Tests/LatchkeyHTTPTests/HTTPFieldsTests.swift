@@ -95,23 +95,42 @@ import Testing
     }
 }
 
-@Suite struct HTTPFieldsContentLengthTests {
-    @Test func absentIsNil() throws {
+@Suite struct DeclaredFramingTests {
+    @Test func neitherFieldIsUndeclared() {
         let fields: HTTPFields = ["Host": "h"]
-        #expect(try fields.contentLength() == nil)
+        #expect(DeclaredFraming(fields) == .undeclared)
     }
 
-    @Test func equalRepeatsAndListsAreOneLength() throws {
+    @Test func equalRepeatsAndListsAreOneLength() {
         let one: HTTPFields = ["Content-Length": "6"]
         let repeated: HTTPFields = ["Content-Length": "6", "content-length": "6, 6"]
-        #expect(try one.contentLength() == 6)
-        #expect(try repeated.contentLength() == 6)
+        #expect(DeclaredFraming(one) == .length(6, canonical: true))
+        #expect(DeclaredFraming(repeated) == .length(6, canonical: false))
+        #expect(DeclaredFraming(repeated).contentLength == 6)
+    }
+
+    /// Canonical: the one line the server would write for the length, so it is sent as it is.
+    @Test(arguments: [("0", true), ("10", true), ("010", false), ("00", false), (" 6", false), ("6, 6", false)])
+    func canonicalIsOnePlainDecimal(value: String, canonical: Bool) {
+        let fields: HTTPFields = ["Content-Length": value]
+        guard case .length(_, let found) = DeclaredFraming(fields) else {
+            Issue.record("\(value) was not read as a length")
+            return
+        }
+        #expect(found == canonical, "\(value)")
+    }
+
+    @Test func transferEncodingWinsOverAnyLength() {
+        let fields: HTTPFields = ["Content-Length": "x", "Transfer-Encoding": "chunked"]
+        #expect(DeclaredFraming(fields) == .transferEncoded)
+        #expect(DeclaredFraming(fields).contentLength == nil)
     }
 
     @Test(arguments: [["6", "60"], ["+6"], ["-1"], ["6 6"], [""], ["0x10"], ["99999999999999999999"]])
-    func invalidOrConflictingLengthsThrow(values: [String]) {
+    func invalidOrConflictingLengthsAreInvalid(values: [String]) {
         var fields = HTTPFields()
         for value in values { fields.append(name: "Content-Length", value: value) }
-        #expect(throws: HTTPParseError.self) { try fields.contentLength() }
+        #expect(!DeclaredFraming(fields).isValid)
+        #expect(DeclaredFraming(fields).contentLength == nil)
     }
 }

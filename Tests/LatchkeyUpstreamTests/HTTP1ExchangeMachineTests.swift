@@ -74,7 +74,7 @@ struct HTTP1ExchangeMachineTests {
                 switch event {
                 case .needMore: return seen
                 case .paused: return seen + [.paused]
-                case .head(let status, let fields):
+                case .head(let status, let fields, _):
                     seen.append(.head(status, Dictionary(fields.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })))
                 case .body:
                     if m.delivered(more: wantsMore) { return seen + [.paused] }

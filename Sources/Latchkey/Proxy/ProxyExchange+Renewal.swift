@@ -42,8 +42,8 @@ extension ProxyExchange {
     @discardableResult
     func relay(_ held: ExchangeMachine.HeldAnswer, renewedForNextRequest: Bool) -> Bool {
         // Only a head whose framing is valid is held (`framingValid`).
-        guard let framing = Self.framing(of: held.fields) else { preconditionFailure("a head with invalid framing held") }
-        relayHead(status: held.status, fields: held.fields, framing: framing, renewedForNextRequest: renewedForNextRequest)
+        relayHead(status: held.status, fields: held.fields, declared: DeclaredFraming(held.fields),
+                  renewedForNextRequest: renewedForNextRequest)
         return held.body.withUnsafeBytes { exchange.sendBody($0) }
     }
 

@@ -95,24 +95,23 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
 
     // MARK: upstream → client
 
-    func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: consuming HTTPFields) {
-        // The client's framing must be the one libcurl used to read the body (RFC 9112
+    func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: consuming HTTPFields,
+                                declared: DeclaredFraming) {
+        // The client's framing must be the one the upstream's body was read with (RFC 9112
         // §6.3): Transfer-Encoding wins over Content-Length, and lengths that disagree
         // or are not plain digits are a broken upstream, never forwarded as they are.
-        let framing = Self.framing(of: fields)
         let refusesToken = identity != nil && route.renewal.refuses(status: status, fields: fields)
-        var head = ExchangeMachine.Head(status: status, refusesToken: refusesToken, framingValid: framing != nil)
+        var head = ExchangeMachine.Head(status: status, refusesToken: refusesToken, framingValid: declared.isValid)
         if identity != nil, !refusesToken, route.renewal.judgesBody(of: status) {
             head.judgedByBody = route.renewal
-            head.declaredLength = framing?.contentLength
+            head.declaredLength = declared.contentLength
         }
         switch machine.upstreamHead(head, fields: fields) {
         case .ignore, .inspectBody:
             return
         case .relay(let renewedForNextRequest):
             // Only a head whose framing is valid is relayed (`framingValid`).
-            guard let framing else { preconditionFailure("a head with invalid framing relayed") }
-            relayHead(status: status, fields: consume fields, framing: framing, renewedForNextRequest: renewedForNextRequest)
+            relayHead(status: status, fields: consume fields, declared: declared, renewedForNextRequest: renewedForNextRequest)
         case .renewAndReplay:
             return renewAndReplay(after: transfer)
         case .rejectToken:
@@ -130,13 +129,14 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
 
     /// Sends the client the upstream's head, made fit for it. `renewedForNextRequest`: the
     /// token was refused but this request cannot be sent again; it is renewed for the
-    /// next one, and the client told so.
-    func relayHead(status: Int, fields: consuming HTTPFields, framing: UpstreamFraming, renewedForNextRequest: Bool) {
+    /// next one, and the client told so. `declared`: what `fields` say of the framing, valid.
+    func relayHead(status: Int, fields: consuming HTTPFields, declared: DeclaredFraming, renewedForNextRequest: Bool) {
+        precondition(declared.isValid, "a head with invalid framing relayed")
         if renewedForNextRequest {
             renewForNextRequest()
             fields.append(name: "Latchkey-Token-Renewed", value: "true")
         }
-        if framing.chunked { fields.removeAll(named: .contentLength) }
+        if case .transferEncoded = declared { fields.removeAll(named: .contentLength) }
         fields.removeHopByHop()
         if route.keepsCookies, fields.contains(.setCookie) {
             // curl's cookie engine has taken them into the jar; the client needs none.
@@ -151,25 +151,8 @@ final class ProxyExchange: ExchangeHandler, UpstreamTransferDelegate, TokenWaite
             let hop = "1.1 \(via)"
             if let existing = fields[.via] { fields.set(name: .via, value: existing + ", " + hop) } else { fields.append(name: .via, value: hop) }
         }
-        exchange.sendHead(status: status, fields: consume fields, contentLength: framing.contentLength)
+        exchange.sendHead(status: status, fields: consume fields, declared: declared)
     }
-
-    /// How the upstream framed its body, as libcurl or the own decoder read it (RFC 9112
-    /// §6.3): Transfer-Encoding wins over Content-Length; nil for lengths that disagree or
-    /// are not plain digits, a broken upstream whose head is never forwarded as it is.
-    /// Worked out once: the server writes the one canonical line from it.
-    static func framing(of fields: HTTPFields) -> UpstreamFraming? {
-        if fields.contains(.transferEncoding) { return (chunked: true, contentLength: nil) }
-        do {
-            return (chunked: false, contentLength: try fields.contentLength())
-        } catch {
-            return nil
-        }
-    }
-
-    /// Chunked, or the one valid Content-Length (nil: none, the body ends with the
-    /// connection).
-    typealias UpstreamFraming = (chunked: Bool, contentLength: UInt64?)
 
     func upstreamDidReceiveBody(_ transfer: UpstreamTransfer, _ bytes: UnsafeRawBufferPointer) -> Bool {
         switch machine.responseBody(bytes) {

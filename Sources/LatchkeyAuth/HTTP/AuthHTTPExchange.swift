@@ -55,7 +55,8 @@ final class AuthHTTPExchange: UpstreamTransferDelegate {
 
     // MARK: UpstreamTransferDelegate
 
-    func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: consuming HTTPFields) {
+    func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: consuming HTTPFields,
+                                declared: DeclaredFraming) {
         self.status = status
         self.fields = fields
     }

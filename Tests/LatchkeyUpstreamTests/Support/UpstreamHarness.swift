@@ -141,7 +141,8 @@ final class Recorder: UpstreamTransferDelegate, @unchecked Sendable {
         )
     }
 
-    func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: consuming HTTPFields) {
+    func upstreamDidReceiveHead(_ transfer: UpstreamTransfer, status: Int, fields: consuming HTTPFields,
+                                declared: DeclaredFraming) {
         self.status = status
         self.fields = fields
         onHead?(transfer, self)
