@@ -5,16 +5,20 @@ public enum ResponseHeadEncoder {
     /// `status` outside 100…999 is written as 500.
     public static func encode(status: Int, fields: HTTPFields, into buffer: inout [UInt8]) {
         let code = (100...999).contains(status) ? status : 500
-        buffer.reserveCapacity(buffer.count + 17 + 32 + FieldSectionEncoder.estimate(fields))
-        buffer.write("HTTP/1.1 ")
-        buffer.append(ASCII.zero + UInt8(code / 100))
-        buffer.append(ASCII.zero + UInt8(code / 10 % 10))
-        buffer.append(ASCII.zero + UInt8(code % 10))
-        buffer.append(ASCII.sp)
-        buffer.write(HTTPStatus.reasonPhrase(code))
-        buffer.append(ASCII.cr)
-        buffer.append(ASCII.lf)
-        FieldSectionEncoder.append(fields, to: &buffer)
+        let reason = HTTPStatus.reasonPhrase(code)
+        // `HTTP/1.1 200 ` and the reason's CRLF.
+        let statusLineBytes = 13 + reason.utf8CodeUnitCount + 2
+        buffer.append(atMost: statusLineBytes + FieldSectionEncoder.maxBytes(fields)) { sink in
+            sink.write("HTTP/1.1 ")
+            sink.write(ASCII.zero + UInt8(code / 100))
+            sink.write(ASCII.zero + UInt8(code / 10 % 10))
+            sink.write(ASCII.zero + UInt8(code % 10))
+            sink.write(ASCII.sp)
+            sink.write(reason)
+            sink.write(ASCII.cr)
+            sink.write(ASCII.lf)
+            FieldSectionEncoder.append(fields, to: &sink)
+        }
     }
 }
 
@@ -63,10 +67,16 @@ enum FieldSectionEncoder {
         fields.lineCount - fields.deadBytes + 2
     }
 
-    static func append(_ fields: HTTPFields, to buffer: inout [UInt8]) {
-        appendLines(fields, to: &buffer)
-        buffer.write(ASCII.cr)
-        buffer.write(ASCII.lf)
+    /// The most `append` writes: the live lines as stored, and for each line written anew
+    /// (`appendCleaned`) the `: ` and CRLF its stored bytes may lack.
+    static func maxBytes(_ fields: HTTPFields) -> Int {
+        estimate(fields) + 4 * fields.entryCount
+    }
+
+    static func append<Sink: ByteSink & ~Copyable>(_ fields: HTTPFields, to sink: inout Sink) {
+        appendLines(fields, to: &sink)
+        sink.write(ASCII.cr)
+        sink.write(ASCII.lf)
     }
 
     /// The field lines without the empty line; those named in `removed` left out.

@@ -34,6 +34,20 @@ import Testing
         #expect(encoded == "prefix|HTTP/1.1 302 Found\r\nLocation: /x  Set-Cookie: evil=1\r\nX-Nul: a b\r\nX-Tab: a\tb\r\nX-Utf8: Zoë\r\n\r\n")
     }
 
+    /// Lines an upstream sent without the space after the colon and ended with a bare LF
+    /// are written anew, each longer than its stored bytes: the most the encoder writes.
+    @Test func linesWrittenAnewFitTheHeadsBound() throws {
+        let names = (0..<40).map { "X-\($0)" }
+        let wire = "HTTP/1.1 200 OK\n" + names.map { "\($0):v\n" }.joined() + "\n"
+        var decoder = ResponseDecoder(requestMethod: "GET")
+        let step = Array(wire.utf8).withUnsafeBytes { decoder.decode($0) }
+        guard case .head(let head) = step.event else {
+            Issue.record("no head: \(step.event)")
+            return
+        }
+        #expect(encode(200, head.fields) == "prefix|HTTP/1.1 200 OK\r\n" + names.map { "\($0): v\r\n" }.joined() + "\r\n")
+    }
+
     @Test func encodedHeadParsesBackLineByLine() {
         let fields: HTTPFields = ["Content-Length": "5", "X-A": "1"]
         var buffer: [UInt8] = []
