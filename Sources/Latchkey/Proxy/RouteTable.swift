@@ -57,14 +57,15 @@ struct RouteTable: Sendable {
     init(config: Config, identities: [String: Identity] = [:]) {
         let listenerIndex = Dictionary(uniqueKeysWithValues: config.listeners.enumerated().map { ($1.name, $0) })
         let routes = config.routes.enumerated().compactMap { Route($1, index: $0, listenerIndex: listenerIndex, identities: identities) }
-        var byPrefix: [Substring: RoutesByPrefix] = [:]
+        var routesByPrefix: [Substring: [Route]] = [:]
         var prefixBytesOfLength: [Set<[UInt8]>] = []
         for route in routes {
-            byPrefix[Substring(route.pathPrefix), default: RoutesByPrefix(characterCount: route.pathPrefix.count)].add(route)
+            routesByPrefix[Substring(route.pathPrefix), default: []].append(route)
             let length = route.pathPrefix.utf8.count
             if prefixBytesOfLength.count <= length { prefixBytesOfLength += repeatElement([], count: length + 1 - prefixBytesOfLength.count) }
             prefixBytesOfLength[length].insert(Array(route.pathPrefix.utf8))
         }
+        let byPrefix = routesByPrefix.mapValues { RoutesByPrefix(characterCount: $0[0].pathPrefix.count, routes: $0) }
         self.byPrefix = byPrefix
         prefixesOfLength = prefixBytesOfLength.map { prefixes in
             guard let prefix = prefixes.first else { return nil }

@@ -2,28 +2,34 @@ import LatchkeyConfig
 
 /// The routes sharing one path prefix, indexed by the Host they name, so that choosing
 /// among them costs a few hash lookups whatever their number (10,000 routes may all be
-/// `path: /` on hosts of their own).
-struct RoutesByPrefix: Sendable {
+/// `path: /` on hosts of their own). A class, built once: reading it for a request
+/// retains one reference, where the struct it was retained each of its three tables.
+final class RoutesByPrefix: Sendable {
     /// The prefix's length in Characters: the first key of the table's precedence.
     let characterCount: Int
     /// By exact host name; each list in configuration order.
-    private(set) var exact: [Substring: [Route]] = [:]
+    let exact: [Substring: [Route]]
     /// By `HostPattern.subdomains` suffix (".example.com").
-    private(set) var subdomains: [Substring: [Route]] = [:]
+    let subdomains: [Substring: [Route]]
     /// The routes naming no host.
-    private(set) var anyHost: [Route] = []
+    let anyHost: [Route]
 
-    init(characterCount: Int) {
+    /// `routes`, in configuration order, all with the same prefix.
+    init(characterCount: Int, routes: [Route]) {
         self.characterCount = characterCount
-    }
-
-    /// Routes are added in configuration order.
-    mutating func add(_ route: Route) {
-        switch route.host {
-        case .exact(let name): exact[Substring(name), default: []].append(route)
-        case .subdomains(let suffix): subdomains[Substring(suffix), default: []].append(route)
-        case nil: anyHost.append(route)
+        var exact: [Substring: [Route]] = [:]
+        var subdomains: [Substring: [Route]] = [:]
+        var anyHost: [Route] = []
+        for route in routes {
+            switch route.host {
+            case .exact(let name): exact[Substring(name), default: []].append(route)
+            case .subdomains(let suffix): subdomains[Substring(suffix), default: []].append(route)
+            case nil: anyHost.append(route)
+            }
         }
+        self.exact = exact
+        self.subdomains = subdomains
+        self.anyHost = anyHost
     }
 
     /// The route the old linear scan would have taken among these: a route naming the Host
