@@ -57,6 +57,12 @@ public struct RequestHeadWriter: ~Copyable {
 
     /// `line` with `piece` in its value.
     public mutating func append(_ line: PreparedFieldLine, filling piece: String = "") {
+        // A line whose value is all fixed (a route's Host) has nothing to check.
+        if piece.isEmpty, line.fixedPartsAreClean {
+            line.head.withUnsafeBytes { write($0) }
+            line.tail.withUnsafeBytes { write($0) }
+            return
+        }
         // The string's bytes in place, without the copy `withUTF8` makes of its argument.
         let written = piece.utf8.withContiguousStorageIfAvailable { piece in
             guard line.fixedPartsAreClean, ASCII.isFieldValue(UnsafeRawBufferPointer(piece)) else { return false }
