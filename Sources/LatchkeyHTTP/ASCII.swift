@@ -26,6 +26,18 @@ enum ASCII {
         return byte < 128 && (word >> UInt64(byte & 63)) & 1 != 0
     }
 
+    /// RFC 3986 §3.2.2 and §3.2.3: the bytes a Host's `uri-host [ ":" port ]` can hold:
+    /// unreserved, sub-delims, `:`, `[`, `]` (IP literals) and `%` (percent-encoding).
+    /// `@`, `/`, whitespace and the like, which host-confusion attacks use, are not among
+    /// them. A bitmap as `isTokenByte`'s; ASCIITests checks it against the list.
+    @inline(__always)
+    static func isAuthorityByte(_ byte: UInt8) -> Bool {
+        let authorityBytesBelow64: UInt64 = 0x2FFF_7FF2_0000_0000
+        let authorityBytesFrom64: UInt64 = 0x47FF_FFFE_AFFF_FFFE
+        let word = byte < 64 ? authorityBytesBelow64 : authorityBytesFrom64
+        return byte < 128 && (word >> UInt64(byte & 63)) & 1 != 0
+    }
+
     /// RFC 9110 §5.5: field-vchar, SP and HTAB; obs-text (0x80–0xFF) is allowed by the
     /// grammar. Every other control byte, above all CR, LF and NUL, is refused: they are
     /// what header injection and smuggling through lenient peers are made of.
@@ -96,11 +108,11 @@ enum ASCII {
 
     /// The elements of a comma-separated list (RFC 9110 §5.6.1), each trimmed of OWS,
     /// empty elements skipped as the RFC asks recipients to.
-    static func forEachListElement(
+    static func forEachListElement<E: Error>(
         _ bytes: UnsafeRawBufferPointer,
         _ range: Range<Int>,
-        _ body: (Range<Int>) throws(HTTPParseError) -> Void
-    ) throws(HTTPParseError) {
+        _ body: (Range<Int>) throws(E) -> Void
+    ) throws(E) {
         var start = range.lowerBound
         while start <= range.upperBound {
             var end = start

@@ -5,9 +5,8 @@ extension HTTPFields {
     /// with no string made.
     public func connectionLists(_ option: StaticString) -> Bool {
         var listed = false
-        // The closure never throws: list elements are only compared.
-        try? forEachValue(of: .connection) { value in
-            try? ASCII.forEachListElement(value, 0..<value.count) { element in
+        forEachValue(of: .connection) { value in
+            ASCII.forEachListElement(value, 0..<value.count) { element in
                 if ASCII.equalsCaseInsensitive(value, element, option) { listed = true }
             }
             return !listed

@@ -4,7 +4,7 @@ extension HTTPFields {
     public mutating func setContentLength(_ length: UInt64) {
         var lines = 0
         var canonical = true
-        try? forEachValue(of: .contentLength) { value in
+        forEachValue(of: .contentLength) { value in
             lines += 1
             canonical = Self.isDecimal(length, value)
             return canonical

@@ -45,7 +45,7 @@ extension HTTPFields {
                 // Those two alone, as most peers send them: no list to walk.
                 if ASCII.equalsCaseInsensitive(lines, entry.valueRange, "keep-alive")
                     || ASCII.equalsCaseInsensitive(lines, entry.valueRange, "close") { continue }
-                try? ASCII.forEachListElement(lines, entry.valueRange) { element in
+                ASCII.forEachListElement(lines, entry.valueRange) { element in
                     let known = FieldName.classify(lines, element)
                     if known != .other {
                         names.insert(known: known)

@@ -226,10 +226,9 @@ public struct HTTPFields: Sendable {
 
     /// Calls `body` with the stored bytes of each value of `known`, in order, until it
     /// returns false.
-    func forEachValue(of known: FieldName, _ body: (UnsafeRawBufferPointer) throws(HTTPParseError) -> Bool)
-        throws(HTTPParseError) {
+    func forEachValue<E: Error>(of known: FieldName, _ body: (UnsafeRawBufferPointer) throws(E) -> Bool) throws(E) {
         guard knownNames & known.bit != 0 else { return }
-        try withLines { (lines) throws(HTTPParseError) in
+        try withLines { (lines) throws(E) in
             for index in 0..<entryCount {
                 let entry = entry(at: index)
                 guard entry.name == known else { continue }

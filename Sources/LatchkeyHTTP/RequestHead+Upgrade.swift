@@ -35,7 +35,7 @@ extension RequestHead {
         return value.withUTF8 { buffer in
             let bytes = UnsafeRawBufferPointer(buffer)
             var elements: [String] = []
-            try? ASCII.forEachListElement(bytes, 0..<bytes.count) { elements.append(ASCII.string(bytes, $0)) }
+            ASCII.forEachListElement(bytes, 0..<bytes.count) { elements.append(ASCII.string(bytes, $0)) }
             return elements
         }
     }

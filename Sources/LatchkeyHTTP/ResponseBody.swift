@@ -3,9 +3,9 @@
 /// CONNECT (the connection becomes a tunnel). The method is compared case-sensitively
 /// (RFC 9110 §9.1).
 public func responseCarriesBody(requestMethod: String, status: Int) -> Bool {
-    if requestMethod == "HEAD" { return false }
+    if requestMethod.hasBytes("HEAD") { return false }
     if (100...199).contains(status) || status == 204 || status == 304 { return false }
-    if requestMethod == "CONNECT", (200...299).contains(status) { return false }
+    if requestMethod.hasBytes("CONNECT"), (200...299).contains(status) { return false }
     return true
 }
 
@@ -14,5 +14,5 @@ public func responseCarriesBody(requestMethod: String, status: Int) -> Bool {
 /// may carry the length the content would have had, and keep it.
 public func responseForbidsContentLength(requestMethod: String, status: Int) -> Bool {
     if (100...199).contains(status) || status == 204 { return true }
-    return requestMethod == "CONNECT" && (200...299).contains(status)
+    return requestMethod.hasBytes("CONNECT") && (200...299).contains(status)
 }

@@ -194,7 +194,7 @@ public struct ResponseHead: Sendable, Equatable {
     /// RFC 9112 §6.3, for a response.
     static func framing(status: Int, fields: HTTPFields, declared: DeclaredFraming,
                         requestMethod: String) throws(HTTPParseError) -> Framing {
-        if requestMethod == "HEAD" || status < 200 || status == 204 || status == 304 { return .none }
+        if requestMethod.hasBytes("HEAD") || status < 200 || status == 204 || status == 304 { return .none }
         switch declared {
         case .transferEncoded:
             let codings = fields.values(named: .transferEncoding)

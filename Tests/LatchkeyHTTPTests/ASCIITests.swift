@@ -12,6 +12,14 @@ import Testing
         }
     }
 
+    @Test func authorityBytesAreExactlyAHostsAndPorts() {
+        let unreserved = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+        let allowed = Set((unreserved + "!$&'()*+,;=" + ":[]%").utf8)
+        for byte in UInt8.min...UInt8.max {
+            #expect(ASCII.isAuthorityByte(byte) == allowed.contains(byte), "byte \(byte)")
+        }
+    }
+
     @Test func fieldValueBytes() {
         for byte in UInt8.min...UInt8.max {
             let expected = byte == 0x09 || (0x20...0x7E).contains(byte) || byte >= 0x80
@@ -73,6 +81,16 @@ extension ASCIITests {
         #expect(String(repeating: "/.latchkey", count: 4).hasBytePrefix("/.latchkey"))
         #expect("é/x".hasBytePrefix("é"))
         #expect(!"e\u{301}/x".hasBytePrefix("é"))
+    }
+
+    @Test func aMethodIsComparedByAllItsBytes() {
+        #expect("HEAD".hasBytes("HEAD"))
+        #expect(!"GET".hasBytes("HEAD"))
+        #expect(!"HEADER".hasBytes("HEAD"))
+        #expect(!"head".hasBytes("HEAD"))
+        #expect(!"".hasBytes("HEAD"))
+        #expect("".hasBytes(""))
+        #expect(String(repeating: "M", count: 20).hasBytes("MMMMMMMMMMMMMMMMMMMM"))
     }
 
     @Test func sameBytesAreTheSameLengthAndEveryByte() {
