@@ -107,7 +107,9 @@ enum ASCII {
     }
 
     /// The elements of a comma-separated list (RFC 9110 §5.6.1), each trimmed of OWS,
-    /// empty elements skipped as the RFC asks recipients to.
+    /// empty elements skipped as the RFC asks recipients to. Inlined, with the caller's
+    /// handling of each element.
+    @inline(__always)
     static func forEachListElement<E: Error>(
         _ bytes: UnsafeRawBufferPointer,
         _ range: Range<Int>,
