@@ -14,27 +14,28 @@ enum ASCII {
     static let zero: UInt8 = 0x30
 
     /// RFC 9110 §5.6.2: tchar, the bytes of a token (field names, methods, codings):
-    /// `! # $ % & ' * + - . ^ _ ` | ~`, DIGIT and ALPHA. A bitmap of the 128 ASCII bytes
-    /// (bit n of the first word is byte n, of the second byte 64 + n): one shift and one
-    /// test per byte, where a switch compiled to a jump table was the decoder's hottest
-    /// loop. ASCIITests checks it against the list above.
+    /// `! # $ % & ' * + - . ^ _ ` | ~`, DIGIT and ALPHA. ASCIITests checks the bitmap
+    /// against the list.
     @inline(__always)
     static func isTokenByte(_ byte: UInt8) -> Bool {
-        let tokenBytesBelow64: UInt64 = 0x03FF_6CFA_0000_0000
-        let tokenBytesFrom64: UInt64 = 0x57FF_FFFF_C7FF_FFFE
-        let word = byte < 64 ? tokenBytesBelow64 : tokenBytesFrom64
-        return byte < 128 && (word >> UInt64(byte & 63)) & 1 != 0
+        isIn(byte, below64: 0x03FF_6CFA_0000_0000, from64: 0x57FF_FFFF_C7FF_FFFE)
     }
 
     /// RFC 3986 §3.2.2 and §3.2.3: the bytes a Host's `uri-host [ ":" port ]` can hold:
     /// unreserved, sub-delims, `:`, `[`, `]` (IP literals) and `%` (percent-encoding).
     /// `@`, `/`, whitespace and the like, which host-confusion attacks use, are not among
-    /// them. A bitmap as `isTokenByte`'s; ASCIITests checks it against the list.
+    /// them. ASCIITests checks the bitmap against the list.
     @inline(__always)
     static func isAuthorityByte(_ byte: UInt8) -> Bool {
-        let authorityBytesBelow64: UInt64 = 0x2FFF_7FF2_0000_0000
-        let authorityBytesFrom64: UInt64 = 0x47FF_FFFE_AFFF_FFFE
-        let word = byte < 64 ? authorityBytesBelow64 : authorityBytesFrom64
+        isIn(byte, below64: 0x2FFF_7FF2_0000_0000, from64: 0x47FF_FFFE_AFFF_FFFE)
+    }
+
+    /// Whether `byte` is in a set of ASCII bytes given as a bitmap (bit n of `below64` is
+    /// byte n, of `from64` byte 64 + n): one shift and one test per byte, where a switch
+    /// compiled to a jump table was the decoder's hottest loop.
+    @inline(__always)
+    private static func isIn(_ byte: UInt8, below64: UInt64, from64: UInt64) -> Bool {
+        let word = byte < 64 ? below64 : from64
         return byte < 128 && (word >> UInt64(byte & 63)) & 1 != 0
     }
 
