@@ -1,7 +1,7 @@
 /// What a response head says of its body's framing (RFC 9112 §6.3), read once, where the
-/// head is parsed, and handed on with it: the decoder, the proxy deciding what to relay
-/// and the server writing the client's head each read it again, three walks of the fields
-/// and three parses of the same digits.
+/// head is parsed, and handed on with it. The decoder, the proxy deciding what to relay
+/// and the server writing the client's head used to read it each on their own: three
+/// walks of the fields and three parses of the same digits.
 public enum DeclaredFraming: Sendable, Equatable {
     /// Transfer-Encoding: it wins over Content-Length, which says nothing of the body.
     case transferEncoded
