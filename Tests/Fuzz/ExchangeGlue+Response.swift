@@ -42,8 +42,9 @@ extension ExchangeGlue {
                 return
             case .paused:
                 preconditionFailure("a response paused without the delegate's word")
-            case .head(let status, let fields):
+            case .head(let status, let fields, let declared):
                 precondition(head == nil, "a second head")
+                precondition(declared == DeclaredFraming(fields), "a head delivered with framing its fields do not declare")
                 precondition(status >= 200 && status != 101, "an interim or switching head delivered")
                 head = (status, fields)
                 pending.removeFirst(step.consumed)
