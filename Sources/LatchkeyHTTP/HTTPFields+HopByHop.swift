@@ -16,10 +16,7 @@ extension HTTPFields {
                 let entry = entry(at: index)
                 guard entry.name.isAlwaysHopByHop else { continue }
                 fixedSetFound = true
-                if entry.name == .connection, !ASCII.equalsCaseInsensitive(lines, entry.valueRange, "keep-alive"),
-                   !ASCII.equalsCaseInsensitive(lines, entry.valueRange, "close") {
-                    connectionLists = true
-                }
+                if entry.name == .connection, !Self.namesNoField(entry, in: lines) { connectionLists = true }
             }
         }
         // Nothing to remove (the usual request): leave the storage alone rather than copy it.
@@ -42,9 +39,7 @@ extension HTTPFields {
             for index in 0..<entryCount {
                 let entry = entry(at: index)
                 guard entry.name == .connection else { continue }
-                // Those two alone, as most peers send them: no list to walk.
-                if ASCII.equalsCaseInsensitive(lines, entry.valueRange, "keep-alive")
-                    || ASCII.equalsCaseInsensitive(lines, entry.valueRange, "close") { continue }
+                if Self.namesNoField(entry, in: lines) { continue }
                 ASCII.forEachListElement(lines, entry.valueRange) { element in
                     let known = FieldName.classify(lines, element)
                     if known != .other {
@@ -56,5 +51,12 @@ extension HTTPFields {
             }
         }
         return names
+    }
+
+    /// A `Connection` line that is `keep-alive` or `close` alone, as most peers send it:
+    /// it names no field, and there is no list to walk.
+    private static func namesNoField(_ connection: Entry, in lines: UnsafeRawBufferPointer) -> Bool {
+        ASCII.equalsCaseInsensitive(lines, connection.valueRange, "keep-alive")
+            || ASCII.equalsCaseInsensitive(lines, connection.valueRange, "close")
     }
 }
